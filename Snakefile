@@ -1,0 +1,33 @@
+# ICLR 2026 miniature reproductions: the table of contents.
+#
+#   snakemake --cores 2                          every paper, default profile, then the report
+#   snakemake --cores 2 --profile profiles/smoke every paper in about a minute each (what CI runs)
+#   snakemake --cores 2 cosa                     one paper
+#
+# Parameters: params.yaml (+ profiles/<name>/params.yaml), validated against
+# workflow/schemas/params.schema.yaml here, before any job runs.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+from workflow.core.params import ParamsError, load
+
+PROFILE = config.get("profile", "default")
+try:
+    PARAMS = load(PROFILE)
+except ParamsError as err:
+    raise WorkflowError(str(err)) from None
+
+PAPERS = ["adam_implicit_bias"]
+
+
+include: "rules/common.smk"
+include: "rules/data.smk"
+include: "rules/adam_implicit_bias.smk"
+include: "rules/cosa.smk"
+include: "rules/report.smk"
+
+
+rule all:
+    input:
+        "results/report/index.html",

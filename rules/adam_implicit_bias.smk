@@ -1,0 +1,93 @@
+# Implicit bias of per-sample Adam (spec: shared/papers/adam_implicit_bias.md)
+# data sets -> one optimiser run per (data set, algorithm) -> evaluation + claims -> figures
+ADAM = PARAMS["adam_implicit_bias"]
+ADAM_OUT = "results/adam_implicit_bias"
+ADAM_FIGURES = expand(f"{ADAM_OUT}/figures/{{fig}}.png", fig=["fig1_gr_cosines", "fig3_gauss_fixed_point", "fig6_batch_size"])
+
+
+def adam_runs():
+    """(data set, algorithm) pairs of the plan: GR and Gauss families, plus the batch sweep on the first GR sets."""
+    n, plan = ADAM["datasets"], ADAM["plan"]
+    runs = {(f"gr{k}", a) for k in range(n["gr"]) for a in plan["gr"]}
+    runs |= {(f"gauss{k}", a) for k in range(n["gauss"]) for a in plan["gauss"]}
+    runs |= {(f"gr{k}", a) for k in range(min(n["batch_sweep"], n["gr"])) for a in plan["batch_sweep"] + ["inc_adam", "det_adam", "inc_signum", "det_signum"]}
+    return sorted(runs)
+
+
+rule adam_implicit_bias:
+    input:
+        f"{ADAM_OUT}/claims.json",
+        ADAM_FIGURES,
+
+
+rule adam_implicit_bias_data:
+    input:
+        code=code("adam_implicit_bias", "data", "methods"),
+    output:
+        data=f"{ADAM_OUT}/data/{{dataset}}.npz",
+        summary=f"{ADAM_OUT}/data/{{dataset}}.json",
+    params:
+        **reads("adam_implicit_bias.data", "adam_implicit_bias.refs"),
+    log:
+        **logs("adam_implicit_bias", "data", "{dataset}"),
+    benchmark:
+        bench("adam_implicit_bias", "data", "{dataset}")
+    threads: 1
+    shell:
+        step("papers.adam_implicit_bias.data", "{wildcards.dataset} --out {output.data:q} --summary {output.summary:q}")
+
+
+rule adam_implicit_bias_train:
+    input:
+        data=f"{ADAM_OUT}/data/{{dataset}}.npz",
+        code=code("adam_implicit_bias", "train", "methods"),
+    output:
+        f"{ADAM_OUT}/train/{{dataset}}/{{algo}}.npz",
+    params:
+        **reads("adam_implicit_bias.train", "adam_implicit_bias.algorithms.{algo}"),
+    log:
+        **logs("adam_implicit_bias", "train", "{dataset}/{algo}"),
+    benchmark:
+        bench("adam_implicit_bias", "train", "{dataset}/{algo}")
+    threads: 1
+    shell:
+        step("papers.adam_implicit_bias.train", "--data {input.data:q} --out {output:q}")
+
+
+rule adam_implicit_bias_evaluate:
+    input:
+        runs=[f"{ADAM_OUT}/train/{ds}/{algo}.npz" for ds, algo in adam_runs()],
+        claims="workflow/papers/adam_implicit_bias/claims.yaml",
+        code=code("adam_implicit_bias", "evaluate"),
+    output:
+        curves=f"{ADAM_OUT}/curves.csv",
+        table=f"{ADAM_OUT}/table.csv",
+        claims=f"{ADAM_OUT}/claims.json",
+    params:
+        **reads(),
+    log:
+        **logs("adam_implicit_bias", "evaluate"),
+    benchmark:
+        bench("adam_implicit_bias", "evaluate")
+    threads: 1
+    shell:
+        step("papers.adam_implicit_bias.evaluate",
+             "{input.runs:q} --curves {output.curves:q} --table {output.table:q} --claims {output.claims:q}")
+
+
+rule adam_implicit_bias_plot:
+    input:
+        curves=f"{ADAM_OUT}/curves.csv",
+        table=f"{ADAM_OUT}/table.csv",
+        code=code("adam_implicit_bias", "plot"),
+    output:
+        ADAM_FIGURES,
+    params:
+        **reads(),
+    log:
+        **logs("adam_implicit_bias", "plot"),
+    benchmark:
+        bench("adam_implicit_bias", "plot")
+    threads: 1
+    shell:
+        step("papers.adam_implicit_bias.plot", "--curves {input.curves:q} --table {input.table:q} --figures {output:q}")

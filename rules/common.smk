@@ -1,0 +1,50 @@
+# Helpers every rule file uses. Every rule has the same parts, in the same order:
+#   input (data, then code=code(...)), output, params: **reads(...), log: **logs(...), benchmark, threads, shell: step(...)
+from workflow.core.params import section
+
+# One path segment per wildcard, and nothing a shell would interpret.
+wildcard_constraints:
+    dataset="[A-Za-z0-9_.]+",
+    name="[A-Za-z0-9_.]+",
+
+
+def reads(*sections):
+    """params: of a rule that reads these params.yaml sections ('{wildcard}' allowed).
+
+    Snakemake tracks the values (a change re-runs exactly these jobs); the step gets the section names
+    and reads the same values itself; the dvc.yaml generator lists their keys.
+    """
+
+    def names(wildcards):
+        return ",".join(s.format(**wildcards) for s in sections)
+
+    def values(wildcards):
+        return {name: section(PARAMS, name) for name in names(wildcards).split(",") if name}
+
+    return dict(sections=names, values=values)
+
+
+def logs(paper, step, job="all"):
+    """log: the job's console output and its run record (the truth MLflow mirrors)."""
+    return dict(out=f"results/{paper}/logs/{step}/{job}.log", run=f"results/{paper}/logs/{step}/{job}.run.json")
+
+
+def bench(paper, step, job="all"):
+    return f"results/{paper}/bench/{step}/{job}.tsv"
+
+
+def code(paper, step, *shared):
+    """The code a job runs, as inputs, so that changing it re-runs the job (compared by checksum)."""
+    return [f"workflow/papers/{paper}/{m}.py" for m in (step, *shared)]
+
+
+def step(module, args=""):
+    """The one shape of every job's command: the step program, its own arguments, the common ones.
+
+    On failure the tail of the job's log is printed, so the real error is not buried in a log file.
+    """
+    return (
+        f"python -m workflow.{module} {args} --profile {PROFILE} --params {{params.sections:q}} "
+        "--rule {rule} --wildcards '{wildcards}' --record {log.run:q} > {log.out:q} 2>&1 "
+        "|| { echo '--- last lines of {log.out} ---' >&2; tail -n 30 {log.out:q} >&2; exit 1; }"
+    )

@@ -1,0 +1,1 @@
+COSA_FIGURES = []

@@ -1,0 +1,17 @@
+# Raw data shared by papers: fetched from the catalog (workflow/catalog.yaml) and checksum-verified.
+
+
+rule fetch:
+    input:
+        catalog="workflow/catalog.yaml",
+    output:
+        "data/raw/{name}.csv",
+    params:
+        **reads(),
+    log:
+        **logs("data", "fetch", "{name}"),
+    benchmark:
+        bench("data", "fetch", "{name}")
+    threads: 1
+    shell:
+        step("core.fetch", "{wildcards.name} {output:q}")

@@ -1,0 +1,21 @@
+# The cross-paper report: claims with the paper's number beside ours, figures, deviations, costs, provenance.
+
+
+rule report:
+    input:
+        claims=expand("results/{paper}/claims.json", paper=PAPERS),
+        figures=ADAM_FIGURES + COSA_FIGURES,
+        cards=expand("workflow/papers/{paper}/PAPER.md", paper=PAPERS),
+        code=["workflow/report/build.py", "workflow/report/template.html"],
+    output:
+        html="results/report/index.html",
+        csv="results/report/claims.csv",
+    params:
+        **reads("report"),
+    log:
+        **logs("report", "build"),
+    benchmark:
+        bench("report", "build")
+    threads: 1
+    shell:
+        step("report.build", f"--papers {' '.join(PAPERS)} --figures {{input.figures:q}} --html {{output.html:q}} --csv {{output.csv:q}}")

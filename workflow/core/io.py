@@ -1,0 +1,89 @@
+"""Atomic, safe file I/O for steps: a killed job never leaves a half-written output behind."""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+
+@contextlib.contextmanager
+def atomic_path(path):
+    """Yield a temporary path beside `path`; rename it onto `path` only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + path.suffix, dir=path.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _jsonable(obj):
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError(f"not JSON-serialisable: {type(obj).__name__}")
+
+
+def write_json(path, obj) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=_jsonable) + "\n")
+
+
+def read_json(path):
+    with open(path) as fh:
+        return json.load(fh)
+
+
+def write_npz(path, **arrays) -> None:
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as fh:
+            np.savez_compressed(fh, **arrays)
+
+
+def read_npz(path) -> dict:
+    with np.load(path, allow_pickle=False) as z:  # never unpickle objects from data files
+        return {k: z[k] for k in z.files}
+
+
+def write_text(path, text: str) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)
+
+
+def save_figure(fig, path, dpi: int = 120) -> None:
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=dpi, bbox_inches="tight", format=Path(path).suffix.lstrip("."))
+
+
+def save_state(path, state_dict: dict, meta: dict) -> None:
+    """A torch checkpoint holding only tensors and plain metadata (loadable with weights_only=True)."""
+    import torch
+
+    with atomic_path(path) as tmp:
+        torch.save({"state_dict": state_dict, "meta": meta}, tmp)
+
+
+def load_state(path) -> dict:
+    import torch
+
+    return torch.load(path, map_location="cpu", weights_only=True)  # no arbitrary unpickling
+
+
+def sha256(path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(chunk), b""):
+            h.update(block)
+    return h.hexdigest()

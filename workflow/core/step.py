@@ -1,0 +1,125 @@
+"""The shared shell of every step program: arguments, parameters, threads, seeds, run record, tracking.
+
+A step module is a few pure functions plus a thin ``main``::
+
+    step = Step("cosa", "tta", __doc__)
+    step.parser.add_argument("--data", type=Path, required=True)
+    args, p = step.start(argv)          # p: the params.yaml sections this rule declared, merged
+    ...                                 # compute, write declared outputs atomically
+    step.finish(metrics={...}, curves={...}, artifacts=[...])
+
+Every rule passes the same trailing arguments (see rules/common.smk): --profile, --params (the sections it
+reads), --rule, --wildcards, --record (the run record, declared as the rule's log.run).
+"""
+from __future__ import annotations
+
+import argparse
+import platform
+import random
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from . import params as params_mod
+from .io import write_json
+from .params import ROOT
+
+
+def git_commit() -> str:
+    try:
+        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True, check=True).stdout.strip()
+        return sha + ("-dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def one_thread() -> None:
+    """One torch thread per job (BLAS threads are pinned in workflow/__init__.py, before numpy loads)."""
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+
+
+def seed_everything(seed: int) -> None:
+    import numpy as np
+
+    random.seed(seed)
+    np.random.seed(seed)
+    if "torch" in sys.modules:
+        sys.modules["torch"].manual_seed(seed)
+
+
+def relative(path) -> str:
+    path = Path(path).resolve()
+    try:
+        return str(path.relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+class Step:
+    def __init__(self, paper: str, name: str, doc: str | None = None):
+        self.paper, self.name = paper, name
+        self.parser = argparse.ArgumentParser(prog=f"{paper}.{name}", description=(doc or "").strip().split("\n")[0])
+        common = self.parser.add_argument_group("common to every step")
+        common.add_argument("--profile", default="default", help="parameter profile (profiles/<name>)")
+        common.add_argument("--params", default="", help="comma-separated params.yaml sections this step reads")
+        common.add_argument("--rule", default=f"{paper}_{name}", help="the Snakemake rule (MLflow tag)")
+        common.add_argument("--wildcards", default="", help="the job's wildcards (MLflow tag)")
+        common.add_argument("--record", type=Path, help="where to write the run record (the rule's log.run)")
+        self.started = time.time()
+
+    def start(self, argv=None):
+        one_thread()
+        self.args = self.parser.parse_args(argv)
+        tree = params_mod.load(self.args.profile)
+        names = [s for s in self.args.params.split(",") if s]
+        self.values = params_mod.sections(tree, names)
+        merged = {}
+        for name in names:  # a step sees one flat dict; two sections may not define the same knob
+            sec = self.values[name]
+            clash = set(merged) & set(sec) if isinstance(sec, dict) else set()
+            if clash:
+                raise params_mod.ParamsError(f"sections {names} both define {sorted(clash)}")
+            merged.update(sec if isinstance(sec, dict) else {name.rsplit(".", 1)[-1]: sec})
+        self.p = merged
+        self.log(f"start {self.args.rule} [{self.args.wildcards}] profile={self.args.profile} params={names}")
+        return self.args, merged
+
+    @staticmethod
+    def log(message: str) -> None:
+        """Progress line in the job's log (stdout is redirected there by the rule)."""
+        print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+    def finish(self, metrics: dict | None = None, curves: dict | None = None, artifacts=(), outputs=()) -> dict:
+        """Write the run record (the truth), then log it to MLflow (the view)."""
+        record = {
+            "record_id": uuid.uuid4().hex,
+            "paper": self.paper,
+            "step": self.name,
+            "rule": self.args.rule,
+            "wildcards": self.args.wildcards,
+            "profile": self.args.profile,
+            "git_commit": git_commit(),
+            "params_hash": params_mod.params_hash(self.values),
+            "host": platform.node(),
+            "params": self.values,
+            "metrics": {k: (None if v is None else float(v)) for k, v in (metrics or {}).items()},
+            "curves": {k: [[int(s), float(v)] for s, v in pts] for k, pts in (curves or {}).items()},
+            "artifacts": [relative(a) for a in artifacts],
+            "outputs": [relative(o) for o in outputs],
+            "started_ms": int(1000 * self.started),
+            "seconds": round(time.time() - self.started, 3),
+            "mlflow_run_id": None,
+        }
+        self.log(f"done in {record['seconds']:.1f}s " + " ".join(f"{k}={v:.4g}" for k, v in record["metrics"].items()
+                                                                  if v is not None and len(record["metrics"]) <= 12))
+        if self.args.record:
+            write_json(self.args.record, record)  # the result is safe before tracking is even tried
+            from .tracking import log_record_safely
+
+            log_record_safely(record, self.args.record)
+        return record

@@ -1,0 +1,96 @@
+"""Tabulate every run's final direction, measure each claim's metrics per data set, and check claims.yaml."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from workflow.core import claims as claims_mod
+from workflow.core.io import read_npz, write_json, write_text
+from workflow.core.params import read_yaml
+from workflow.core.step import Step
+
+CLAIMS = Path(__file__).with_name("claims.yaml")
+BATCH_SWEEP = {"adam": ["inc_adam", "mb2_adam", "mb5_adam", "det_adam"],
+               "signum": ["inc_signum", "mb2_signum", "mb5_signum", "det_signum"]}
+
+
+def load_runs(paths: list[Path]) -> pd.DataFrame:
+    """Long table of the recorded curves: dataset, algorithm, step, metric, value (from .../train/<dataset>/<algo>.npz)."""
+    frames = []
+    for path in paths:
+        traj = read_npz(path)
+        for metric in ("cos_w2", "cos_winf", "cos_wfp", "r2", "rinf"):
+            frames.append(pd.DataFrame({"dataset": path.parent.name, "algorithm": path.stem, "step": traj["steps"],
+                                        "metric": metric, "value": traj[metric]}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def final_table(curves: pd.DataFrame) -> pd.DataFrame:
+    last = curves.sort_values("step").groupby(["dataset", "algorithm", "metric"]).tail(1)
+    table = last.pivot_table(index=["dataset", "algorithm"], columns="metric", values="value").reset_index()
+    table.insert(1, "family", table["dataset"].str.rstrip("0123456789"))
+    return table
+
+
+def violations(values: list[float], increasing: bool) -> int:
+    """How many consecutive pairs break the expected monotone order."""
+    diffs = np.diff(values)
+    return int(np.sum(diffs < 0) if increasing else np.sum(diffs > 0))
+
+
+def measure(table: pd.DataFrame) -> dict[str, list[float]]:
+    """{claim metric: [value per data set]}; a metric whose runs are absent is simply not measured."""
+    f = table.set_index(["dataset", "algorithm"])
+    val = lambda ds, algo, col: float(f.loc[(ds, algo), col]) if (ds, algo) in f.index else np.nan  # noqa: E731
+    m: dict[str, list[float]] = {}
+    add = lambda key, v: m.setdefault(key, []).append(v) if not np.isnan(v) else None  # noqa: E731
+    for ds in sorted(table.loc[table.family == "gr", "dataset"].unique()):
+        add("c1_cos_w2_inc_adam", val(ds, "inc_adam", "cos_w2"))
+        add("c1_r2_inc_adam", val(ds, "inc_adam", "r2"))
+        add("c1_rinf_inc_adam", val(ds, "inc_adam", "rinf"))
+        add("c2_rinf_det_adam", val(ds, "det_adam", "rinf"))
+        add("c2_rinf_gap_det_minus_inc", val(ds, "det_adam", "rinf") - val(ds, "inc_adam", "rinf"))
+        add("c3_rinf_inc_signum", val(ds, "inc_signum", "rinf"))
+        add("c3_rinf_det_signum", val(ds, "det_signum", "rinf"))
+        adam = [val(ds, a, "rinf") for a in BATCH_SWEEP["adam"]]
+        adam_r2 = [val(ds, a, "r2") for a in BATCH_SWEEP["adam"]]
+        signum = [val(ds, a, "rinf") for a in BATCH_SWEEP["signum"]]
+        if not np.isnan(adam + adam_r2 + signum).any():
+            add("c5_rinf_violations", violations(adam, increasing=True))
+            add("c5_r2_violations", violations(adam_r2, increasing=False))
+            add("c5_signum_min_rinf", min(signum))
+    for ds in sorted(table.loc[table.family == "gauss", "dataset"].unique()):
+        add("c4_cos_wfp_proxy", val(ds, "adam_proxy", "cos_wfp"))
+        for algo in ("inc_adam_b99", "inc_adam"):
+            fp, farther = val(ds, algo, "cos_wfp"), min(val(ds, algo, "cos_w2"), val(ds, algo, "cos_winf"))
+            add(f"c4_cos_wfp_{algo}", fp)
+            add(f"c4_fp_lead_{algo}", fp - farther)
+        add("c4_cos_winf_det_adam", val(ds, "det_adam", "cos_winf"))
+        add("info_cos_wfp_inc_adam_b9999", val(ds, "inc_adam_b9999", "cos_wfp"))
+    return m
+
+
+def main(argv=None):
+    step = Step("adam_implicit_bias", "evaluate", __doc__)
+    step.parser.add_argument("runs", type=Path, nargs="+", help="train/<dataset>/<algorithm>.npz files")
+    step.parser.add_argument("--curves", type=Path, required=True)
+    step.parser.add_argument("--table", type=Path, required=True)
+    step.parser.add_argument("--claims", type=Path, required=True)
+    args, _ = step.start(argv)
+    curves = load_runs(args.runs)
+    table = final_table(curves)
+    result = claims_mod.evaluate(read_yaml(CLAIMS), measure(table), args.profile)
+    write_text(args.curves, curves.to_csv(index=False))
+    write_text(args.table, table.to_csv(index=False, float_format="%.6g"))
+    write_json(args.claims, result)
+    for c in result["claims"]:
+        step.log(f"claim {c['id']}: {c['verdict']} (measured {c['measured']})")
+    step.finish(metrics={f"claim_{c['id']}_pass": float(c["verdict"] == "pass") for c in result["claims"]}
+                | {f"{c['id']}_measured": c["measured"] for c in result["claims"]},
+                artifacts=[args.table, args.claims], outputs=[args.curves, args.table, args.claims])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,510 @@
+"""Core algorithms for the ``adam_implicit_bias`` reproduction.
+
+Paper: Baek, Song, Yun, "Implicit Bias of Per-sample Adam on Separable Data: Departure from the
+Full-batch Regime" (ICLR 2026, arXiv 2510.26303).  No official code exists; everything here follows
+the miniature design of ``shared/papers/adam_implicit_bias.md`` (sections 1.2-1.4).
+
+Setting: linearly separable binary data ``(x_i, y_i)``, ``y_i in {-1, +1}``, homogeneous linear model
+``w``, logistic loss
+
+    L(w) = (1/N) sum_i l(y_i x_i^T w),     l(z) = log(1 + e^{-z}),   l'(z) = -1/(1 + e^{z}).
+
+Write ``a_i = y_i x_i``.  Then ``grad L_i(w) = l'(a_i^T w) a_i`` and ``log|l'(z)| = -softplus(z)``.
+
+Everything is pure numpy/scipy/cvxpy in float64, with no file I/O and no printing; randomness only
+comes from the ``np.random.Generator`` passed in.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import cvxpy as cp
+import numpy as np
+from scipy.optimize import linprog
+
+__all__ = [
+    "make_gr",
+    "make_gauss",
+    "l2_max_margin",
+    "linf_max_margin",
+    "mahalanobis_fixed_point",
+    "train",
+    "log_steps",
+    "cosine",
+    "margin_ratios",
+    "ALGORITHMS",
+]
+
+ALGORITHMS = ("adam", "signum", "adam_proxy")
+
+# Default covariance scales of the Gauss data (spec 1.3): x_i = diag(3, 1, 0.5, 0.2) z_i + 0.8 y_i mu.
+_GAUSS_SCALES_D4 = np.array([3.0, 1.0, 0.5, 0.2])
+_GAUSS_SHIFT = 0.8
+# Rejection thresholds of the GR data (spec 1.3).
+_GR_MIN_LINF_MARGIN = 1e-3
+_GR_MAX_CROSS_RATIO = 0.85
+# Tight interior-point tolerances: the fixed-point iteration stops at ||dp||_inf < 1e-7, so the
+# SVM duals must be accurate well below that.
+_CLARABEL_OPTS = dict(tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11, tol_ktratio=1e-9,
+                      max_iter=400)
+
+
+# ----------------------------------------------------------------------------------------------
+# small helpers
+# ----------------------------------------------------------------------------------------------
+
+def cosine(a, b) -> float:
+    """Cosine similarity ``a^T b / (||a||_2 ||b||_2)`` (0 if either vector is zero)."""
+    a = np.asarray(a, dtype=np.float64).ravel()
+    b = np.asarray(b, dtype=np.float64).ravel()
+    na, nb = np.linalg.norm(a), np.linalg.norm(b)
+    if na == 0.0 or nb == 0.0:
+        return 0.0
+    return float(a @ b / (na * nb))
+
+
+def margin_ratios(w, X, y, gamma2, gamma_inf) -> dict:
+    """Normalized margin ratios of a direction ``w`` (spec 1.3, "Metrics").
+
+        r2   = min_i y_i x_i^T w / ||w||_2   / gamma_2^*
+        rinf = min_i y_i x_i^T w / ||w||_inf / gamma_inf^*
+
+    Both are <= 1 (up to solver accuracy) and tend to 1 iff ``w`` approaches the corresponding
+    max-margin set; they are meaningful even when the max-margin solution is not unique
+    (the l_inf solution on GR data usually is not).
+    """
+    w = np.asarray(w, dtype=np.float64).ravel()
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64).ravel()
+    m = float(np.min(y * (X @ w)))
+    n2 = float(np.linalg.norm(w))
+    ninf = float(np.max(np.abs(w)))
+    if n2 == 0.0:
+        return {"r2": float("nan"), "rinf": float("nan")}
+    return {"r2": m / n2 / float(gamma2), "rinf": m / ninf / float(gamma_inf)}
+
+
+def log_steps(total, count=60) -> np.ndarray:
+    """About ``count`` log-spaced unique integers in ``[1, total]``, always containing 1 and ``total``."""
+    total = int(total)
+    if total < 1:
+        raise ValueError("total must be >= 1")
+    count = max(int(count), 2)
+    s = np.unique(np.rint(np.logspace(0.0, math.log10(total), count)).astype(np.int64))
+    s = np.unique(np.concatenate([[1], s[(s >= 1) & (s <= total)], [total]]))
+    return s.astype(np.int64)
+
+
+def _signed(X, y) -> np.ndarray:
+    """Rows ``a_i = y_i x_i`` (float64)."""
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64).ravel()
+    if X.ndim != 2 or X.shape[0] != y.shape[0]:
+        raise ValueError("X must be (n, d) and y must be (n,)")
+    return y[:, None] * X
+
+
+# ----------------------------------------------------------------------------------------------
+# reference solutions
+# ----------------------------------------------------------------------------------------------
+
+def _weighted_svm(A: np.ndarray, pdiag: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Solve  min_w sum_k P_k w_k^2  s.t.  A w >= 1  (cvxpy + CLARABEL).
+
+    Returns the primal solution ``w`` and the duals ``alpha >= 0`` of the margin constraints;
+    KKT stationarity reads ``2 P_k w_k = sum_i alpha_i a_ik``.
+    """
+    n, d = A.shape
+    w = cp.Variable(d)
+    cons = [A @ w >= 1.0]
+    prob = cp.Problem(cp.Minimize(cp.sum(cp.multiply(pdiag, cp.square(w)))), cons)
+    try:
+        prob.solve(solver=cp.CLARABEL, **_CLARABEL_OPTS)
+    except cp.error.SolverError:  # pragma: no cover - fall back to default tolerances
+        prob.solve(solver=cp.CLARABEL)
+    if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or w.value is None:
+        raise ValueError(f"weighted SVM failed (status {prob.status}); data not separable?")
+    alpha = np.maximum(np.asarray(cons[0].dual_value, dtype=np.float64).ravel(), 0.0)
+    return np.asarray(w.value, dtype=np.float64).ravel(), alpha
+
+
+def l2_max_margin(X, y) -> dict:
+    """l2 max-margin (hard-margin SVM without bias) direction.
+
+        w_hat = argmin ||w||_2^2  s.t.  y_i x_i^T w >= 1,
+        w_2 = w_hat / ||w_hat||_2,   gamma_2 = max_{||w||_2=1} min_i y_i x_i^T w = min_i y_i x_i^T w_2.
+
+    Solved as a QP with cvxpy/CLARABEL. Returns {"w": unit-l2 direction, "gamma": l2 max margin,
+    "alpha": duals of the margin constraints}.
+    """
+    A = _signed(X, y)
+    w, alpha = _weighted_svm(A, np.ones(A.shape[1]))
+    w2 = w / np.linalg.norm(w)
+    return {"w": w2, "gamma": float(np.min(A @ w2)), "alpha": alpha}
+
+
+def linf_max_margin(X, y) -> dict:
+    """l_inf max-margin direction via the LP (scipy ``linprog``, HiGHS):
+
+        max_{w, g} g   s.t.  y_i x_i^T w >= g,  -1 <= w_k <= 1.
+
+    At the optimum (g > 0) ``||w||_inf = 1``; the direction is renormalized to ``||w||_inf = 1`` anyway
+    and gamma_inf = min_i y_i x_i^T w / ||w||_inf is recomputed from it.  The l_inf solution is often
+    not unique (GR data); this returns HiGHS's vertex.  gamma <= 0 means not (strictly) separable.
+    """
+    A = _signed(X, y)
+    n, d = A.shape
+    c = np.zeros(d + 1)
+    c[-1] = -1.0
+    A_ub = np.hstack([-A, np.ones((n, 1))])
+    res = linprog(c, A_ub=A_ub, b_ub=np.zeros(n), bounds=[(-1.0, 1.0)] * d + [(None, None)],
+                  method="highs")
+    if res.status != 0:
+        raise ValueError(f"linprog failed: {res.message}")
+    w = np.asarray(res.x[:d], dtype=np.float64)
+    ninf = np.max(np.abs(w))
+    if ninf == 0.0:
+        return {"w": w, "gamma": 0.0}
+    w = w / ninf
+    return {"w": w, "gamma": float(np.min(A @ w))}
+
+
+def mahalanobis_fixed_point(X, y, damping=0.5, tol=1e-7, max_iter=500) -> dict:
+    """Data-adaptive Mahalanobis max-margin direction of AdamProxy (spec claim 3, paper's Alg. 3).
+
+    For p on the simplex define the diagonal preconditioner
+
+        P(p)_k = sqrt( sum_i p_i^2 x_ik^2 )
+
+    and let alpha(P) be the duals of   min_w sum_k P_k w_k^2  s.t.  y_i x_i^T w >= 1.
+    The limit direction is the SVM solution at a fixed point  p = alpha(P(p)) / ||alpha(P(p))||_1,
+    found by the damped iteration (start p = 1/N)
+
+        p <- (1 - damping) p + damping * alpha(P(p)) / ||alpha(P(p))||_1,
+
+    stopped at ||Delta p||_inf < tol.  (alpha is homogeneous of degree 1 in P, so the scaling
+    of P is irrelevant after normalization.)
+
+    Returns {"w": unit-l2 direction of argmin w^T P(p) w s.t. margins >= 1 at the final p,
+    "p": final p, "iterations": number of updates, "converged": bool, "residual": ||alpha_hat - p||_inf
+    recomputed at the final p}.
+    """
+    A = _signed(X, y)
+    Xsq = np.asarray(X, dtype=np.float64) ** 2
+    n = A.shape[0]
+    p = np.full(n, 1.0 / n)
+    converged = False
+    it = 0
+    for it in range(1, int(max_iter) + 1):
+        _, alpha = _weighted_svm(A, np.sqrt((p ** 2) @ Xsq))
+        p_new = (1.0 - damping) * p + damping * alpha / alpha.sum()
+        delta = float(np.max(np.abs(p_new - p)))
+        p = p_new
+        if delta < tol:
+            converged = True
+            break
+    w, alpha = _weighted_svm(A, np.sqrt((p ** 2) @ Xsq))
+    return {
+        "w": w / np.linalg.norm(w),
+        "p": p,
+        "iterations": it,
+        "converged": converged,
+        "residual": float(np.max(np.abs(alpha / alpha.sum() - p))),
+    }
+
+
+# ----------------------------------------------------------------------------------------------
+# data
+# ----------------------------------------------------------------------------------------------
+
+def make_gr(rng, n=10, d=4, max_tries=100000) -> tuple[np.ndarray, np.ndarray, dict]:
+    """Generalized-Rademacher data (spec 1.3): ``x_i = c_i S_i``, ``S ~ U{+-1}^{n x d}``,
+    ``c_i ~ U[0.5, 2]``, ``y = sign(X w*)``, ``w* ~ N(0, I)``.
+
+    Each try draws (S, c, w*) in that order; it is rejected unless both classes are present, no
+    ``x_i^T w*`` is exactly 0, the l_inf max margin gamma_inf > 1e-3, and the two implicit biases are
+    distinguishable: rinf(w_2) < 0.85 and r2(w_inf) < 0.85.
+
+    Returns (X (n, d), y (n,) in {-1, +1}, {"tries": number of draws used}).
+    """
+    for tries in range(1, int(max_tries) + 1):
+        S = rng.choice(np.array([-1.0, 1.0]), size=(n, d))
+        c = rng.uniform(0.5, 2.0, size=n)
+        w_star = rng.standard_normal(d)
+        X = c[:, None] * S
+        y = np.sign(X @ w_star)
+        if np.any(y == 0) or np.all(y > 0) or np.all(y < 0):
+            continue
+        ri = linf_max_margin(X, y)
+        if not ri["gamma"] > _GR_MIN_LINF_MARGIN:
+            continue
+        r2 = l2_max_margin(X, y)
+        if margin_ratios(r2["w"], X, y, r2["gamma"], ri["gamma"])["rinf"] >= _GR_MAX_CROSS_RATIO:
+            continue
+        if margin_ratios(ri["w"], X, y, r2["gamma"], ri["gamma"])["r2"] >= _GR_MAX_CROSS_RATIO:
+            continue
+        return X, y, {"tries": tries}
+    raise RuntimeError(f"make_gr: no admissible dataset in {max_tries} tries")
+
+
+def make_gauss(rng, n=10, d=4, max_tries=100000) -> tuple[np.ndarray, np.ndarray, dict]:
+    """Anisotropic Gaussian data (spec 1.3): balanced labels (n//2 of +1, rest -1, in a random
+    order), ``x_i = diag(s) z_i + 0.8 y_i mu``, ``z_i, mu ~ N(0, I)``, ``s = (3, 1, 0.5, 0.2)``
+    (for d != 4: ``s = geomspace(3, 0.2, d)``).
+
+    Each try draws (label permutation, mu, Z) in that order; rejected until linearly separable
+    through the origin, numerically: l_inf max margin > 1e-3 (same threshold as GR).
+
+    Returns (X, y, {"tries": number of draws used}).
+    """
+    scales = _GAUSS_SCALES_D4 if d == 4 else np.geomspace(3.0, 0.2, d)
+    base = np.concatenate([np.ones(n // 2), -np.ones(n - n // 2)])
+    for tries in range(1, int(max_tries) + 1):
+        y = rng.permutation(base)
+        mu = rng.standard_normal(d)
+        Z = rng.standard_normal((n, d))
+        X = Z * scales[None, :] + _GAUSS_SHIFT * y[:, None] * mu[None, :]
+        if linf_max_margin(X, y)["gamma"] > _GR_MIN_LINF_MARGIN:
+            return X, y, {"tries": tries}
+    raise RuntimeError(f"make_gauss: no separable dataset in {max_tries} tries")
+
+
+# ----------------------------------------------------------------------------------------------
+# training
+# ----------------------------------------------------------------------------------------------
+
+def _record_set(steps: int, record_at) -> np.ndarray:
+    if record_at is None:
+        rec = log_steps(steps)
+    else:
+        rec = np.asarray(sorted({int(s) for s in record_at}), dtype=np.int64)
+        rec = rec[(rec >= 1) & (rec <= steps)]
+        rec = np.unique(np.concatenate([rec, [steps]])).astype(np.int64)
+    return rec
+
+
+def train(X, y, algorithm, steps, eta0=0.1, beta1=0.9, beta2=0.999, batch=1, beta=0.99,
+          record_at=None, progress: Callable[[int, int], None] | None = None) -> dict:
+    """Run Adam / Signum / AdamProxy on the logistic loss from ``w_0 = 0`` with ``eta_t = eta0/sqrt(t)``.
+
+    One *step* ``t = 1..steps`` is one parameter update.  The mini-batch used at step t is the
+    consecutive cyclic block ``B_t = {((t-1) b + j) mod N : j = 0..b-1}``: b = 1 is incremental
+    (per-sample, cyclic order 0, 1, ..., N-1, 0, ...), b = N is deterministic (full batch).
+    The batch gradient is ``g_t = (1/b) sum_{i in B_t} l'(a_i^T w) a_i``.
+
+    * ``"adam"`` (eps = 0, bias correction):
+          m_t = b1 m_{t-1} + (1-b1) g_t,   v_t = b2 v_{t-1} + (1-b2) g_t^2,
+          w_t = w_{t-1} - eta_t (m_t/(1-b1^t)) / sqrt(v_t/(1-b2^t))       (coordinates with v = 0 do not move)
+    * ``"signum"``:  m_t = beta m_{t-1} + (1-beta) g_t,   w_t = w_{t-1} - eta_t sign(m_t)
+    * ``"adam_proxy"`` (the beta2 -> 1 limit of Inc-Adam's epoch recurrence; always full data,
+      ``batch`` is ignored, one step = one proxy update):
+          w_t = w_{t-1} - eta_t (sum_i grad L_i(w)) / sqrt(sum_i grad L_i(w)^2)   (coordinate-wise)
+
+    Log-scaled arithmetic (exact for eps = 0): each step computes ``lam_i = log|l'(a_i^T w)|
+    = -softplus(a_i^T w)`` and stores the moments relative to a scalar anchor ``c``:
+    true ``m = e^c m~``, ``v = e^{2c} v~``.  With ``L = max_{i in B_t} lam_i`` the gradient is
+    ``g_t = e^L g~``, ``g~ = -(1/b) sum_i a_i e^{lam_i - L}``.  The new anchor is
+    ``c' = max(L, c + log sqrt(max_k v~_k))`` (Signum: ``c + log max_k |m~_k|``), and
+    ``m~ <- b1 e^{c-c'} m~ + (1-b1) e^{L-c'} g~``, ``v~ <- b2 e^{2(c-c')} v~ + (1-b2) e^{2(L-c')} g~^2``.
+    The update only uses ``m/sqrt(v) = m~/sqrt(v~)`` (resp. ``sign(m~)``), so the common factor
+    never has to be formed: gradients of size e^{-1000} are handled exactly.
+
+    Returns {"steps": int array of recorded step indices (sorted, includes ``steps``),
+             "w": (len(steps), d) iterates after those steps}.
+    """
+    A = _signed(X, y)
+    n, d = A.shape
+    steps = int(steps)
+    if steps < 1:
+        raise ValueError("steps must be >= 1")
+    algorithm = str(algorithm).lower()
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"unknown algorithm {algorithm!r}; expected one of {ALGORITHMS}")
+    batch = int(batch)
+    if not 1 <= batch <= n:
+        raise ValueError(f"batch must be in [1, {n}]")
+    rec = _record_set(steps, record_at)
+    out = np.empty((rec.size, d))
+    pe = max(steps // 100, 1) if progress is not None else 0
+    if algorithm == "adam_proxy":
+        _proxy_loop(A, steps, float(eta0), rec, out, progress, pe)
+    elif batch == 1:
+        _single_loop(A, algorithm, steps, float(eta0), float(beta1), float(beta2), float(beta),
+                     rec, out, progress, pe)
+    else:
+        _batch_loop(A, algorithm, steps, float(eta0), float(beta1), float(beta2), float(beta),
+                    batch, rec, out, progress, pe)
+    return {"steps": rec.copy(), "w": out}
+
+
+def _single_loop(A, algorithm, steps, eta0, beta1, beta2, beta, rec, out, progress, pe):
+    """Incremental (batch 1) Adam / Signum in log-scaled arithmetic; writes recorded iterates to out."""
+    n, d = A.shape
+    rows = [np.ascontiguousarray(A[i]) for i in range(n)]
+    rows2 = [r * r for r in rows]
+    w = np.zeros(d)
+    m = np.zeros(d)
+    v = np.zeros(d)
+    tmp = np.empty(d)
+    den = np.empty(d)
+    r = np.empty(d)
+    pos = np.empty(d, dtype=bool)
+    exp, log, log1p, sqrt, inf = math.exp, math.log, math.log1p, math.sqrt, math.inf
+    c = -inf                      # anchor: true m = e^c m~, true v = e^{2c} v~
+    b1t = b2t = 1.0
+    j, nrec = 0, rec.size
+    nr = int(rec[0])
+    i = 0
+    is_adam = algorithm == "adam"
+    ob1, ob2, ob = 1.0 - beta1, 1.0 - beta2, 1.0 - beta
+    for t in range(1, steps + 1):
+        a = rows[i]
+        z = float(a @ w)
+        lam = -(z + log1p(exp(-z))) if z > 0.0 else -log1p(exp(z))  # -softplus(z) = log|l'(z)|
+        if is_adam:
+            vmax = float(v.max())
+            cv = c + 0.5 * log(vmax) if vmax > 0.0 else -inf
+            cn = lam if lam > cv else cv
+            s = exp(c - cn)
+            sg = exp(lam - cn)
+            # m~ <- b1 s m~ + (1-b1) sg (-a);   v~ <- b2 s^2 v~ + (1-b2) sg^2 a^2
+            m *= beta1 * s
+            np.multiply(a, ob1 * sg, out=tmp)
+            m -= tmp
+            v *= beta2 * s * s
+            np.multiply(rows2[i], ob2 * sg * sg, out=tmp)
+            v += tmp
+            c = cn
+            b1t *= beta1
+            b2t *= beta2
+            np.sqrt(v, out=den)
+            np.greater(den, 0.0, out=pos)
+            r.fill(0.0)
+            np.divide(m, den, out=r, where=pos)
+            r *= (eta0 / sqrt(t)) * sqrt(1.0 - b2t) / (1.0 - b1t)
+            w -= r
+        else:
+            mmax = float(np.abs(m).max())
+            cm = c + log(mmax) if mmax > 0.0 else -inf
+            cn = lam if lam > cm else cm
+            s = exp(c - cn)
+            m *= beta * s
+            np.multiply(a, ob * exp(lam - cn), out=tmp)
+            m -= tmp
+            c = cn
+            np.sign(m, out=r)
+            r *= eta0 / sqrt(t)
+            w -= r
+        i += 1
+        if i == n:
+            i = 0
+        if t == nr:
+            out[j] = w
+            j += 1
+            nr = int(rec[j]) if j < nrec else -1
+        if pe and t % pe == 0:
+            progress(t, steps)
+
+
+def _batch_loop(A, algorithm, steps, eta0, beta1, beta2, beta, b, rec, out, progress, pe):
+    """Mini-batch / full-batch Adam / Signum (consecutive cyclic blocks of size b), log-scaled."""
+    n, d = A.shape
+    period = n // math.gcd(n, b)
+    blocks = [np.ascontiguousarray(A[(j * b + np.arange(b)) % n]) for j in range(period)]
+    w = np.zeros(d)
+    m = np.zeros(d)
+    v = np.zeros(d)
+    den = np.empty(d)
+    r = np.empty(d)
+    pos = np.empty(d, dtype=bool)
+    exp, log, sqrt, inf = math.exp, math.log, math.sqrt, math.inf
+    c = -inf
+    b1t = b2t = 1.0
+    j, nrec = 0, rec.size
+    nr = int(rec[0])
+    q = 0
+    is_adam = algorithm == "adam"
+    ob1, ob2, ob = 1.0 - beta1, 1.0 - beta2, 1.0 - beta
+    inv_b = 1.0 / b
+    for t in range(1, steps + 1):
+        B = blocks[q]
+        lam = -np.logaddexp(0.0, B @ w)          # log|l'(a_i^T w)| for i in the block
+        L = float(lam.max())
+        g = np.exp(lam - L) @ B                  # g~ = -(this)/b ; true gradient = e^L g~
+        g *= -inv_b
+        if is_adam:
+            vmax = float(v.max())
+            cv = c + 0.5 * log(vmax) if vmax > 0.0 else -inf
+            cn = L if L > cv else cv
+            s = exp(c - cn)
+            sg = exp(L - cn)
+            m *= beta1 * s
+            m += (ob1 * sg) * g
+            v *= beta2 * s * s
+            g *= g
+            g *= ob2 * sg * sg
+            v += g
+            c = cn
+            b1t *= beta1
+            b2t *= beta2
+            np.sqrt(v, out=den)
+            np.greater(den, 0.0, out=pos)
+            r.fill(0.0)
+            np.divide(m, den, out=r, where=pos)
+            r *= (eta0 / sqrt(t)) * sqrt(1.0 - b2t) / (1.0 - b1t)
+            w -= r
+        else:
+            mmax = float(np.abs(m).max())
+            cm = c + log(mmax) if mmax > 0.0 else -inf
+            cn = L if L > cm else cm
+            s = exp(c - cn)
+            m *= beta * s
+            g *= ob * exp(L - cn)
+            m += g
+            c = cn
+            np.sign(m, out=r)
+            r *= eta0 / sqrt(t)
+            w -= r
+        q += 1
+        if q == period:
+            q = 0
+        if t == nr:
+            out[j] = w
+            j += 1
+            nr = int(rec[j]) if j < nrec else -1
+        if pe and t % pe == 0:
+            progress(t, steps)
+
+
+def _proxy_loop(A, steps, eta0, rec, out, progress, pe):
+    """AdamProxy  w <- w - eta_t sum_i g_i / sqrt(sum_i g_i^2), g_i = l'(a_i^T w) a_i, log-scaled:
+    with lam_i = log|l'_i| and L = max_i lam_i the common factor e^L cancels in the ratio."""
+    n, d = A.shape
+    A = np.ascontiguousarray(A)
+    A2 = A * A
+    w = np.zeros(d)
+    den = np.empty(d)
+    r = np.empty(d)
+    pos = np.empty(d, dtype=bool)
+    sqrt = math.sqrt
+    j, nrec = 0, rec.size
+    nr = int(rec[0])
+    for t in range(1, steps + 1):
+        lam = -np.logaddexp(0.0, A @ w)
+        e = np.exp(lam - lam.max())
+        num = e @ A                               # = -sum_i g_i / e^L
+        e *= e
+        np.sqrt(e @ A2, out=den)                  # = sqrt(sum_i g_i^2) / e^L
+        np.greater(den, 0.0, out=pos)
+        r.fill(0.0)
+        np.divide(num, den, out=r, where=pos)
+        r *= eta0 / sqrt(t)
+        w += r                                    # w - eta * (sum g)/sqrt(sum g^2)
+        if t == nr:
+            out[j] = w
+            j += 1
+            nr = int(rec[j]) if j < nrec else -1
+        if pe and t % pe == 0:
+            progress(t, steps)

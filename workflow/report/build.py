@@ -1,0 +1,97 @@
+"""Build results/report/: a static index.html (opens without a server) and claims.csv, across all papers.
+
+Per paper: each claim with the paper's number beside ours and the verdict, the figures (embedded), the
+deviation log (PAPER.md), the cost of each step (Snakemake benchmark files) and provenance (git commit,
+params hash, MLflow run id from the run records).
+"""
+from __future__ import annotations
+
+import base64
+import html
+from pathlib import Path
+
+import pandas as pd
+
+from workflow.core.io import read_json, write_text
+from workflow.core.params import ROOT, read_yaml
+from workflow.core.step import Step
+from workflow.core.tracking import tracking_uri
+
+TEMPLATE = Path(__file__).with_name("template.html")
+
+
+def claim_rows(paper: str, claims: dict) -> list[dict]:
+    rows = []
+    for c in claims["claims"]:
+        for i, chk in enumerate(c["checks"]):
+            rows.append({"paper": paper, "claim": c["id"], "verdict": c["verdict"], "statement": c["statement"] if i == 0 else "",
+                         "paper_value": c["paper_value"] if i == 0 else "", "metric": chk["metric"],
+                         "criterion": f"{chk['aggregate']} {chk['op']} {chk['threshold']:g}", "ours": chk.get("value"),
+                         "spread": (f"[{chk['min']:.4g}, {chk['max']:.4g}] n={chk['n']}" if "min" in chk else f"n={chk['n']}"),
+                         "check_verdict": chk["verdict"], "why": chk.get("why", "")})
+    return rows
+
+
+def step_costs(paper: str) -> pd.DataFrame:
+    """Sum of Snakemake benchmark files per step (absent when the run was made by `dvc repro`)."""
+    rows = []
+    for tsv in sorted((ROOT / "results" / paper / "bench").glob("**/*.tsv")):
+        b = pd.read_csv(tsv, sep="\t")
+        rows.append({"step": tsv.relative_to(ROOT / "results" / paper / "bench").parts[0], "jobs": 1,
+                     "seconds": float(b["s"].iloc[-1]), "max_rss_mb": float(pd.to_numeric(b["max_rss"], errors="coerce").fillna(0).iloc[-1])})
+    if not rows:
+        return pd.DataFrame(columns=["step", "jobs", "seconds", "max_rss_mb"])
+    df = pd.DataFrame(rows)
+    return df.groupby("step", as_index=False).agg(jobs=("jobs", "sum"), seconds=("seconds", "sum"), max_rss_mb=("max_rss_mb", "max"))
+
+
+def provenance(paper: str) -> list[dict]:
+    rows = []
+    for rec in sorted((ROOT / "results" / paper / "logs").glob("**/*.run.json")):
+        r = read_json(rec)
+        rows.append({k: r.get(k) for k in ("rule", "wildcards", "git_commit", "params_hash", "profile", "mlflow_run_id", "seconds")})
+    return rows
+
+
+def embed(png: Path) -> str:
+    return "data:image/png;base64," + base64.b64encode(png.read_bytes()).decode()
+
+
+def paper_section(paper: str, figures: list[Path]) -> dict:
+    from markdown_it import MarkdownIt
+
+    folder = ROOT / "workflow" / "papers" / paper
+    claims = read_json(ROOT / "results" / paper / "claims.json")
+    card = folder / "PAPER.md"
+    return {"slug": paper, "title": read_yaml(folder / "claims.yaml")["paper"]["title"], "claims": claims,
+            "rows": claim_rows(paper, claims), "figures": [{"name": f.stem, "src": embed(f)} for f in figures],
+            "paper_md": MarkdownIt("commonmark").enable("table").render(card.read_text()) if card.exists() else "",
+            "costs": step_costs(paper).to_dict("records"), "provenance": provenance(paper)}
+
+
+def render(sections: list[dict], title: str, profile: str) -> str:
+    import jinja2
+
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    env.filters["num"] = lambda v: "—" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v))
+    return env.from_string(TEMPLATE.read_text()).render(sections=sections, title=title, profile=profile,
+                                                        tracking=html.escape(tracking_uri()))
+
+
+def main(argv=None):
+    step = Step("report", "build", __doc__)
+    step.parser.add_argument("--papers", nargs="+", required=True)
+    step.parser.add_argument("--figures", type=Path, nargs="*", default=[])
+    step.parser.add_argument("--html", type=Path, required=True)
+    step.parser.add_argument("--csv", type=Path, required=True)
+    args, p = step.start(argv)
+    sections = [paper_section(paper, [f for f in args.figures if f.parts[-3] == paper]) for paper in args.papers]
+    write_text(args.html, render(sections, p["title"], args.profile))
+    rows = [r for s in sections for r in s["rows"]]
+    write_text(args.csv, pd.DataFrame(rows).to_csv(index=False))
+    totals = {v: sum(s["claims"]["summary"][v] for s in sections) for v in ("pass", "fail", "inconclusive", "info")}
+    step.finish(metrics={f"claims_{k}": v for k, v in totals.items()}, artifacts=[args.html, args.csv], outputs=[args.html, args.csv])
+
+
+if __name__ == "__main__":
+    main()
