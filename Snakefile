@@ -18,7 +18,7 @@ try:
 except ParamsError as err:
     raise WorkflowError(str(err)) from None
 
-PAPERS = ["adam_implicit_bias"]
+PAPERS = ["adam_implicit_bias", "cosa"]
 
 
 include: "rules/common.smk"

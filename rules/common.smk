@@ -44,7 +44,7 @@ def step(module, args=""):
     On failure the tail of the job's log is printed, so the real error is not buried in a log file.
     """
     return (
-        f"python -m workflow.{module} {args} --profile {PROFILE} --params {{params.sections:q}} "
+        f"python -m workflow.{module} {args} --profile {PROFILE} --params={{params.sections}} "
         "--rule {rule} --wildcards '{wildcards}' --record {log.run:q} > {log.out:q} 2>&1 "
-        "|| { echo '--- last lines of {log.out} ---' >&2; tail -n 30 {log.out:q} >&2; exit 1; }"
+        "|| (echo '--- last lines of {log.out} ---' >&2; tail -n 30 {log.out:q} >&2; exit 1)"
     )

@@ -262,31 +262,39 @@ def test_bad_arguments(gr):
         M.train(X, y, "adam", 10, batch=11)
 
 
-@pytest.mark.parametrize("algorithm,batch", [("adam", 1), ("adam", 10), ("signum", 1),
-                                             ("signum", 5), ("adam_proxy", 1)])
+def _huge_margin_start(X, y, margin=1000.0):
+    """w0 on the l2 max-margin direction with minimum margin `margin` (all l'(z) underflow)."""
+    r2 = M.l2_max_margin(X, y)
+    return margin / r2["gamma"] * r2["w"]
+
+
+@pytest.mark.parametrize("algorithm,batch", [("adam", 1), ("adam", 5), ("adam", 10),
+                                             ("signum", 1), ("signum", 10), ("adam_proxy", 1)])
 def test_no_underflow_at_huge_margins(gr, algorithm, batch):
     X, y, _ = gr
-    Xs = 2e4 * X  # margins reach thousands within a few thousand steps
-    T = 4000
-    res = M.train(Xs, y, algorithm, T, batch=batch, record_at=[1000, 2000, 3000, T])
+    A = y[:, None] * X
+    w0 = _huge_margin_start(X, y)
+    assert np.all(expit(-(A @ w0)) == 0.0)      # float64 gradients are exactly zero at the start
+    T = 5000
+    res = M.train(X, y, algorithm, T, batch=batch, w0=w0, record_at=[10, 100, 1000, T])
     W = res["w"]
     assert np.all(np.isfinite(W))
-    margins = (y[:, None] * Xs) @ W[-1]
-    assert margins.min() > 1000
-    # a naive implementation has no gradient left at all here: l'(z) underflows to exactly 0
-    assert np.all(expit(-margins) == 0.0)
-    norms = np.linalg.norm(W, axis=1)
-    assert np.all(np.diff(norms) > 1.0)  # the iterate keeps moving outwards
+    margins = A @ W.T
+    assert margins.min() > 745                  # never left the underflow region
+    norms = np.linalg.norm(np.vstack([w0, W]), axis=1)
+    assert np.all(np.diff(norms) > 1e-3)        # ... and still moves outwards
+    assert norms[-1] - norms[0] > 0.5
 
 
-def naive_adam_decimal(X, y, steps, batch=1, eta0=0.1, beta1=0.9, beta2=0.999, prec=50):
+def naive_adam_decimal(X, y, steps, batch=1, eta0=0.1, beta1=0.9, beta2=0.999, w0=None, prec=60):
     """Textbook Adam (eps = 0) in arbitrary-precision decimal arithmetic: nothing underflows."""
     with localcontext() as ctx:
         ctx.prec = prec
         A = [[Decimal(float(y[i] * X[i, k])) for k in range(X.shape[1])] for i in range(X.shape[0])]
         n, d = len(A), len(A[0])
         b1, b2, one = Decimal(beta1), Decimal(beta2), Decimal(1)
-        w, m, v = [Decimal(0)] * d, [Decimal(0)] * d, [Decimal(0)] * d
+        w = [Decimal(0)] * d if w0 is None else [Decimal(float(x)) for x in w0]
+        m, v = [Decimal(0)] * d, [Decimal(0)] * d
         for t in range(1, steps + 1):
             g = [Decimal(0)] * d
             for j in range(batch):
@@ -304,12 +312,18 @@ def naive_adam_decimal(X, y, steps, batch=1, eta0=0.1, beta1=0.9, beta2=0.999, p
 @pytest.mark.parametrize("batch", [1, 10])
 def test_log_scaled_adam_exact_where_float_underflows(gr, batch):
     X, y, _ = gr
-    Xs, T = 1e4 * X, 300
+    T = 200
+    w0 = _huge_margin_start(X, y)
+    w = M.train(X, y, "adam", T, batch=batch, w0=w0, record_at=[T])["w"][-1]
+    ref = naive_adam_decimal(X, y, T, batch=batch, w0=w0)
+    assert np.linalg.norm(ref - w0) > 0.5            # the exact iterate moved a lot...
+    np.testing.assert_allclose(w, ref, rtol=1e-10)   # ...and the float64 log-scaled Adam follows it
+    # same after a sudden drop of the loss scale from w0 = 0 (data scaled up: margins > 800 after
+    # the first steps; exact Adam then crawls because v remembers the early large gradients)
+    Xs = 1e4 * X
     w = M.train(Xs, y, "adam", T, batch=batch, record_at=[T])["w"][-1]
-    margins = (y[:, None] * Xs) @ w
-    assert margins.min() > 800 and np.all(expit(-margins) == 0.0)  # float64 gradients are gone
-    ref = naive_adam_decimal(Xs, y, T, batch=batch)
-    np.testing.assert_allclose(w, ref, rtol=1e-9)
+    assert ((y[:, None] * Xs) @ w).min() > 800
+    np.testing.assert_allclose(w, naive_adam_decimal(Xs, y, T, batch=batch), rtol=1e-10)
 
 
 # --------------------------------------------------------------------------------------------

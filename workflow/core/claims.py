@@ -51,7 +51,7 @@ def check_verdict(check: dict, values, profile: str, min_units: int) -> dict:
             "frac_pass": float(np.mean([OPS[op](v, thr) for v in values]))}
     if len(values) < min_units:
         return out | {"verdict": "inconclusive", "why": f"{len(values)} units < {min_units} required"}
-    if len(values) >= 2 and lo <= thr <= hi:
+    if len(values) >= 2 and lo < hi and lo <= thr <= hi:  # a zero-spread exact value is decided
         return out | {"verdict": "inconclusive", "why": "95% interval over units contains the threshold"}
     return out | {"verdict": "pass" if OPS[op](value, thr) else "fail"}
 

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import numpy as np
 
+UMASK = os.umask(0)
+os.umask(UMASK)
+
 
 @contextlib.contextmanager
 def atomic_path(path):
@@ -18,6 +21,7 @@ def atomic_path(path):
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + path.suffix, dir=path.parent)
     os.close(fd)
+    os.chmod(tmp, 0o666 & ~UMASK)  # mkstemp makes 0600 files; outputs get the usual permissions
     try:
         yield Path(tmp)
         os.replace(tmp, path)

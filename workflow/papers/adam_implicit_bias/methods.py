@@ -45,6 +45,7 @@ _GAUSS_SHIFT = 0.8
 # Rejection thresholds of the GR data (spec 1.3).
 _GR_MIN_LINF_MARGIN = 1e-3
 _GR_MAX_CROSS_RATIO = 0.85
+_GAUSS_MAX_FP_COS = 0.98  # w_fp must differ from w_2 and w_inf, else claim C4 cannot be told apart (see make_gauss)
 # Tight interior-point tolerances: the fixed-point iteration stops at ||dp||_inf < 1e-7, so the
 # SVM duals must be accurate well below that.
 _CLARABEL_OPTS = dict(tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11, tol_ktratio=1e-9,
@@ -122,7 +123,7 @@ def _weighted_svm(A: np.ndarray, pdiag: np.ndarray) -> tuple[np.ndarray, np.ndar
     prob = cp.Problem(cp.Minimize(cp.sum(cp.multiply(pdiag, cp.square(w)))), cons)
     try:
         prob.solve(solver=cp.CLARABEL, **_CLARABEL_OPTS)
-    except cp.error.SolverError:  # pragma: no cover - fall back to default tolerances
+    except cp.SolverError:  # pragma: no cover - fall back to default tolerances
         prob.solve(solver=cp.CLARABEL)
     if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or w.value is None:
         raise ValueError(f"weighted SVM failed (status {prob.status}); data not separable?")
@@ -249,13 +250,17 @@ def make_gr(rng, n=10, d=4, max_tries=100000) -> tuple[np.ndarray, np.ndarray, d
     raise RuntimeError(f"make_gr: no admissible dataset in {max_tries} tries")
 
 
-def make_gauss(rng, n=10, d=4, max_tries=100000) -> tuple[np.ndarray, np.ndarray, dict]:
+def make_gauss(rng, n=10, d=4, max_tries=100000, max_fp_cos=_GAUSS_MAX_FP_COS) -> tuple[np.ndarray, np.ndarray, dict]:
     """Anisotropic Gaussian data (spec 1.3): balanced labels (n//2 of +1, rest -1, in a random
     order), ``x_i = diag(s) z_i + 0.8 y_i mu``, ``z_i, mu ~ N(0, I)``, ``s = (3, 1, 0.5, 0.2)``
     (for d != 4: ``s = geomspace(3, 0.2, d)``).
 
     Each try draws (label permutation, mu, Z) in that order; rejected until linearly separable
-    through the origin, numerically: l_inf max margin > 1e-3 (same threshold as GR).
+    through the origin, numerically: l_inf max margin > 1e-3 (same threshold as GR), and - like GR's
+    distinguishability rule - until the Mahalanobis fixed-point direction differs from both w_2 and
+    w_inf: max(cos(w_fp, w_2), cos(w_fp, w_inf)) < max_fp_cos. Without it, draws whose three
+    directions share the same d support points make claim C4 vacuous or unsatisfiable (seeds 2, 7, 9
+    of 0-9 had cos(w_fp, w_2 or w_inf) >= 0.994); logged in PAPER.md.
 
     Returns (X, y, {"tries": number of draws used}).
     """
@@ -266,9 +271,13 @@ def make_gauss(rng, n=10, d=4, max_tries=100000) -> tuple[np.ndarray, np.ndarray
         mu = rng.standard_normal(d)
         Z = rng.standard_normal((n, d))
         X = Z * scales[None, :] + _GAUSS_SHIFT * y[:, None] * mu[None, :]
-        if linf_max_margin(X, y)["gamma"] > _GR_MIN_LINF_MARGIN:
+        linf = linf_max_margin(X, y)
+        if not linf["gamma"] > _GR_MIN_LINF_MARGIN:
+            continue
+        w_fp = mahalanobis_fixed_point(X, y)["w"]
+        if max(cosine(w_fp, l2_max_margin(X, y)["w"]), cosine(w_fp, linf["w"])) < max_fp_cos:
             return X, y, {"tries": tries}
-    raise RuntimeError(f"make_gauss: no separable dataset in {max_tries} tries")
+    raise RuntimeError(f"make_gauss: no admissible dataset in {max_tries} tries")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -286,8 +295,11 @@ def _record_set(steps: int, record_at) -> np.ndarray:
 
 
 def train(X, y, algorithm, steps, eta0=0.1, beta1=0.9, beta2=0.999, batch=1, beta=0.99,
-          record_at=None, progress: Callable[[int, int], None] | None = None) -> dict:
+          record_at=None, progress: Callable[[int, int], None] | None = None, w0=None) -> dict:
     """Run Adam / Signum / AdamProxy on the logistic loss from ``w_0 = 0`` with ``eta_t = eta0/sqrt(t)``.
+
+    Extra keyword arguments (not in the paper's setting): ``progress(t, steps)`` is called about
+    100 times; ``w0`` replaces the initial iterate 0 (used by the tests to start at huge margins).
 
     One *step* ``t = 1..steps`` is one parameter update.  The mini-batch used at step t is the
     consecutive cyclic block ``B_t = {((t-1) b + j) mod N : j = 0..b-1}``: b = 1 is incremental
@@ -301,6 +313,9 @@ def train(X, y, algorithm, steps, eta0=0.1, beta1=0.9, beta2=0.999, batch=1, bet
     * ``"adam_proxy"`` (the beta2 -> 1 limit of Inc-Adam's epoch recurrence; always full data,
       ``batch`` is ignored, one step = one proxy update):
           w_t = w_{t-1} - eta_t (sum_i grad L_i(w)) / sqrt(sum_i grad L_i(w)^2)   (coordinate-wise)
+      For beta2 -> 1 one Inc-Adam *epoch* (N steps) moves by about sqrt(N) times this update, so
+      the time axes of "adam_proxy" and batch-1 "adam" are not comparable step for step; only the
+      limit directions are.
 
     Log-scaled arithmetic (exact for eps = 0): each step computes ``lam_i = log|l'(a_i^T w)|
     = -softplus(a_i^T w)`` and stores the moments relative to a scalar anchor ``c``:
@@ -309,7 +324,9 @@ def train(X, y, algorithm, steps, eta0=0.1, beta1=0.9, beta2=0.999, batch=1, bet
     ``c' = max(L, c + log sqrt(max_k v~_k))`` (Signum: ``c + log max_k |m~_k|``), and
     ``m~ <- b1 e^{c-c'} m~ + (1-b1) e^{L-c'} g~``, ``v~ <- b2 e^{2(c-c')} v~ + (1-b2) e^{2(L-c')} g~^2``.
     The update only uses ``m/sqrt(v) = m~/sqrt(v~)`` (resp. ``sign(m~)``), so the common factor
-    never has to be formed: gradients of size e^{-1000} are handled exactly.
+    never has to be formed: gradients of size e^{-1000} are handled exactly.  (The anchor is one
+    scalar, so coordinates whose second moment is below ~1e-300 of the largest one would lose
+    precision; with the data here all coordinates of every a_i are of comparable size.)
 
     Returns {"steps": int array of recorded step indices (sorted, includes ``steps``),
              "w": (len(steps), d) iterates after those steps}.
@@ -328,23 +345,23 @@ def train(X, y, algorithm, steps, eta0=0.1, beta1=0.9, beta2=0.999, batch=1, bet
     rec = _record_set(steps, record_at)
     out = np.empty((rec.size, d))
     pe = max(steps // 100, 1) if progress is not None else 0
+    w = np.zeros(d) if w0 is None else np.array(w0, dtype=np.float64).reshape(d)
     if algorithm == "adam_proxy":
-        _proxy_loop(A, steps, float(eta0), rec, out, progress, pe)
+        _proxy_loop(A, w, steps, float(eta0), rec, out, progress, pe)
     elif batch == 1:
-        _single_loop(A, algorithm, steps, float(eta0), float(beta1), float(beta2), float(beta),
+        _single_loop(A, w, algorithm, steps, float(eta0), float(beta1), float(beta2), float(beta),
                      rec, out, progress, pe)
     else:
-        _batch_loop(A, algorithm, steps, float(eta0), float(beta1), float(beta2), float(beta),
+        _batch_loop(A, w, algorithm, steps, float(eta0), float(beta1), float(beta2), float(beta),
                     batch, rec, out, progress, pe)
     return {"steps": rec.copy(), "w": out}
 
 
-def _single_loop(A, algorithm, steps, eta0, beta1, beta2, beta, rec, out, progress, pe):
+def _single_loop(A, w, algorithm, steps, eta0, beta1, beta2, beta, rec, out, progress, pe):
     """Incremental (batch 1) Adam / Signum in log-scaled arithmetic; writes recorded iterates to out."""
     n, d = A.shape
     rows = [np.ascontiguousarray(A[i]) for i in range(n)]
     rows2 = [r * r for r in rows]
-    w = np.zeros(d)
     m = np.zeros(d)
     v = np.zeros(d)
     tmp = np.empty(d)
@@ -408,12 +425,11 @@ def _single_loop(A, algorithm, steps, eta0, beta1, beta2, beta, rec, out, progre
             progress(t, steps)
 
 
-def _batch_loop(A, algorithm, steps, eta0, beta1, beta2, beta, b, rec, out, progress, pe):
+def _batch_loop(A, w, algorithm, steps, eta0, beta1, beta2, beta, b, rec, out, progress, pe):
     """Mini-batch / full-batch Adam / Signum (consecutive cyclic blocks of size b), log-scaled."""
     n, d = A.shape
     period = n // math.gcd(n, b)
     blocks = [np.ascontiguousarray(A[(j * b + np.arange(b)) % n]) for j in range(period)]
-    w = np.zeros(d)
     m = np.zeros(d)
     v = np.zeros(d)
     den = np.empty(d)
@@ -478,13 +494,12 @@ def _batch_loop(A, algorithm, steps, eta0, beta1, beta2, beta, b, rec, out, prog
             progress(t, steps)
 
 
-def _proxy_loop(A, steps, eta0, rec, out, progress, pe):
+def _proxy_loop(A, w, steps, eta0, rec, out, progress, pe):
     """AdamProxy  w <- w - eta_t sum_i g_i / sqrt(sum_i g_i^2), g_i = l'(a_i^T w) a_i, log-scaled:
     with lam_i = log|l'_i| and L = max_i lam_i the common factor e^L cancels in the ratio."""
     n, d = A.shape
     A = np.ascontiguousarray(A)
     A2 = A * A
-    w = np.zeros(d)
     den = np.empty(d)
     r = np.empty(d)
     pos = np.empty(d, dtype=bool)

@@ -69,7 +69,8 @@ def _ar1(rng: np.random.Generator, n: int, k: int, phi: float, sd: float) -> np.
     return out
 
 
-def ett_like(seed: int, n_steps: int = 8760, shift: str = "level", fractions=(0.6, 0.2, 0.2)) -> np.ndarray:
+def ett_like(seed: int, n_steps: int = 8760, shift: str = "level", fractions=(0.6, 0.2, 0.2),
+             val_shift: float = 0.0) -> np.ndarray:
     """ETTh1-like synthetic series, ``(n_steps, 7)`` float64, hourly, with a test-segment shift.
 
     Three latent load drivers ``d_k(t) = daily_k(t) + 0.5 weekly_k(t) + a_k(t)`` with
@@ -92,6 +93,11 @@ driver, so loads peak at similar hours) and ``a_k`` AR(1) (phi 0.95, sd 0.1).
     * ``"mixed"``: ``x = level + 1.3 dev + 0.5 sigma_c min(1, (t-b)/500)`` (ramp over 500 h) and the daily
       profile of load channels 0, 1, 2 moved 2 h later in the test segment;
     * ``"none"``: no shift (control).
+
+    ``val_shift = v > 0`` (not in the spec; default 0 = spec) also shifts the validation segment
+    ``a <= t < b`` by the same kind of transform with magnitudes scaled by v (amplitude ``1 + 0.3 v``, level
+    ``0.8 v sigma`` / ramp ``0.5 v sigma``, no peak move), so that a validation-stream hyper-parameter
+    search sees a drift at all.
     """
     if shift not in SHIFTS:
         raise ValueError(f"shift must be one of {SHIFTS}")
@@ -145,6 +151,13 @@ driver, so loads peak at similar hours) and ``a_k`` AR(1) (phi 0.95, sd 0.1).
 
     x = level + dev
     sigma = x[:a_end].std(axis=0)
+    if val_shift and shift != "none":
+        v = float(val_shift)
+        if shift == "level":
+            x[a_end:b] = level[a_end:b] + (1 + 0.3 * v) * dev[a_end:b] + 0.8 * v * sigma
+        else:
+            ramp_v = np.minimum(1.0, (t[a_end:b] - a_end) / 500.0)[:, None]
+            x[a_end:b] = level[a_end:b] + (1 + 0.3 * v) * dev[a_end:b] + 0.5 * v * sigma * ramp_v
     if shift == "level":
         x[b:] = level[b:] + 1.3 * dev[b:] + 0.8 * sigma
     elif shift == "mixed":

@@ -151,8 +151,8 @@ def train_base(model: nn.Module, series: np.ndarray, split: dict, lookback: int,
     Train windows: input and full horizon inside ``split["train"]``. Val windows: forecast start and full
     horizon inside ``split["val"]`` (input may reach back into train). Shuffling uses a generator seeded
     with ``seed``. ``progress(epoch, train_loss, val_loss)`` is called after every epoch.
-    Training stops after ``patience`` epochs without val improvement; best weights are restored and the
-    model is left in eval mode.
+    Training stops after ``patience`` epochs without val improvement; best weights are restored, gradients
+    cleared (``.grad = None``) and the model is left in eval mode.
 
     Returns ``{"train_loss": [...], "val_loss": [...], "best_epoch", "best_val", "epochs_run",
     "seconds", "n_train_windows", "n_val_windows"}``.
@@ -196,6 +196,7 @@ def train_base(model: nn.Module, series: np.ndarray, split: dict, lookback: int,
             if bad >= patience:
                 break
     model.load_state_dict(best_state)
+    model.zero_grad(set_to_none=True)
     model.eval()
     hist.update(best_epoch=best_epoch, best_val=best_val, epochs_run=len(hist["train_loss"]),
                 seconds=time.perf_counter() - t0, n_train_windows=int(len(tr_starts)),

@@ -1,0 +1,218 @@
+"""Tests for the ``cosa`` core algorithms (workflow/papers/cosa). Tiny sizes, one torch thread."""
+
+import hashlib
+
+import numpy as np
+import pytest
+import torch
+
+from workflow.papers.cosa import methods as M
+from workflow.papers.cosa import stream as S
+
+torch.set_num_threads(1)
+
+
+def _state_hash(module: torch.nn.Module) -> str:
+    h = hashlib.sha256()
+    for k, v in sorted(module.state_dict().items()):
+        h.update(k.encode())
+        h.update(v.detach().cpu().numpy().tobytes())
+    return h.hexdigest()
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    """Short ett_like (level shift), L=48, H=24, DLinear trained a few epochs."""
+    raw = M.ett_like(0, n_steps=1600)
+    split = M.chrono_split(len(raw))
+    z, _ = M.zscore(raw, split["train"])
+    base = M.make_base("dlinear", 48, 24, 7, seed=0)
+    M.train_base(base, z, split, 48, 24, epochs=4, patience=2, seed=0)
+    return {"z": z, "split": split, "base": base, "L": 48, "H": 24}
+
+
+# ------------------------------------------------------------------------------------------- data
+def test_ett_like_deterministic_shape_and_shift():
+    a = M.ett_like(3)
+    assert a.shape == (8760, 7) and a.dtype == np.float64
+    assert np.array_equal(a, M.ett_like(3))
+    assert not np.array_equal(a, M.ett_like(4))
+    none = M.ett_like(3, shift="none")
+    mixed = M.ett_like(3, shift="mixed")
+    b = M.chrono_split(8760)["test"][0]
+    assert b == 7008
+    # the shift only touches the test segment
+    assert np.array_equal(a[:b], none[:b]) and np.array_equal(mixed[:b], none[:b])
+    sd = none[: M.chrono_split(8760)["train"][1]].std(axis=0)
+    step = (a - none)[b:].mean(axis=0) / sd          # level step +0.8 sigma (plus 0.3 * mean dev)
+    assert np.all((step > 0.65) & (step < 0.95))
+    ratio = a[b:].std(axis=0) / none[b:].std(axis=0)  # amplitude x1.3
+    assert np.all((ratio > 1.2) & (ratio < 1.4))
+    ramp = (mixed - none)[b:].mean(axis=0) / sd       # ramp to +0.5 sigma over 500 h
+    assert np.all((ramp > 0.3) & (ramp < 0.6))
+    # after z-scoring with train stats, the test segment sits higher than val
+    sp = M.chrono_split(8760)
+    z, st = M.zscore(a, sp["train"])
+    assert np.all(z[b:].mean(0) - z[sp["val"][0]:b].mean(0) > 0.4)
+    assert np.allclose(z[: sp["train"][1]].mean(0), 0, atol=1e-10)
+    assert np.allclose(z[: sp["train"][1]].std(0), 1)
+    assert st["mean"].shape == (7,)
+    # optional val_shift (off by default) only changes the val segment
+    v = M.ett_like(3, val_shift=0.5)
+    assert np.array_equal(v[: sp["train"][1]], a[: sp["train"][1]]) and np.array_equal(v[b:], a[b:])
+    assert np.all((v - a)[sp["val"][0]:b].mean(0) / sd > 0.3)
+
+
+def test_chrono_split_and_zscore_1d():
+    assert M.chrono_split(100) == {"train": (0, 60), "val": (60, 80), "test": (80, 100)}
+    z, st = M.zscore(np.arange(10.0), (0, 5))
+    assert z.shape == (10,)
+    assert np.isclose(st["mean"][0], 2.0) and np.isclose(z[2], 0.0)
+
+
+# ------------------------------------------------------------------------------------------- PAAS
+def test_paas_period_recovers_sinusoid():
+    t = np.arange(96)
+    assert M.paas_period(np.sin(2 * np.pi * t / 24)) == 24
+    # the highest-power channel decides: strong period-12 channel beats weak period-24 channel
+    x = np.stack([0.1 * np.sin(2 * np.pi * t / 24), 3.0 * np.sin(2 * np.pi * t / 12 + 0.3)], axis=1)
+    assert M.paas_period(x) == 12
+    assert M.paas_period(np.ones((96, 2))) == 24          # f = 0 guard -> official fallback
+    assert M.paas_period(np.ones((96, 2)), default=7) == 7
+
+
+# ---------------------------------------------------------------------------------------- context
+def test_context_buffer_semantics():
+    buf = M.ContextBuffer(5)
+    assert np.array_equal(buf.vector(), np.zeros(5))       # zeros at start
+    for v in (1.0, 2.0, 3.0):
+        buf.push(v)
+    assert np.array_equal(buf.vector(), [3, 2, 1, 1, 1])   # most recent first, padded with oldest
+    for v in (4.0, 5.0, 6.0, 7.0):
+        buf.push(v)
+    assert np.array_equal(buf.vector(), [7, 6, 5, 4, 3])
+    assert M.ContextBuffer(0).vector().shape == (0,)
+
+
+def test_stream_context_only_fully_matured_batches():
+    """Ramp series x_t = t/100, fixed batches of B=4, L=4, H=6, K=3.
+
+    Batch b is processed at obs_end = s + 4b + 3; batch b' is fully observed iff s + 4b' + 3 + 6 <= obs_end,
+    i.e. b' <= b - 2 (batch b-1 is only partially observed and must NOT be in the context). Its GT mean is
+    mean_{k<4, h<6} (s + 4b' + k + h)/100 = (s + 4b' + 4)/100.
+    """
+    s, L, H, B, K = 10, 4, 6, 4, 3
+    x = (np.arange(60, dtype=np.float64) / 100.0)[:, None]
+    base = M.make_base("dlinear", L, H, 1)
+    r = M.run_stream(base, x, (s, 50), L, H, "cosa", context_size=K, batch_size=B, lr=1e-3, steps=1)
+    assert r["batch_sizes"][:-1] == [B] * (len(r["batch_sizes"]) - 1)
+    for b, ctx in enumerate(r["context"]):
+        matured = [(s + 4 * bp + 4) / 100.0 for bp in range(b - 1)]   # batches 0 .. b-2
+        if not matured:
+            expected = [0.0] * K
+        else:
+            recent = matured[::-1][:K]
+            expected = recent + [recent[-1]] * (K - len(recent))
+        assert np.allclose(ctx, expected, atol=1e-6), (b, ctx, expected)
+    # K = 0 (ablation -ctx): empty context
+    r0 = M.run_stream(base, x, (s, 50), L, H, "cosa_no_ctx", batch_size=B, steps=1)
+    assert all(len(c) == 0 for c in r0["context"])
+
+
+def test_partial_mask():
+    m = M.partial_mask(4, 2)
+    assert m.tolist() == [[True, True], [True, True], [True, False], [False, False]]
+
+
+def test_calr_known_values():
+    c = M.CALR(1e-3, max_lr=5e-3, min_lr=1e-4)
+    assert c(1.0, 0, 3) == 1e-3                        # per-batch reset
+    lr1 = c(0.5, 1, 3)                                 # falling by > 0.01 -> x1.05, then cosine 0.75
+    assert np.isclose(lr1, 1e-4 + (1.05e-3 - 1e-4) * 0.75)
+    lr2 = c(0.5, 2, 3)                                 # trend (0.5 - 1.0) still < -0.01 -> x1.05, cos 0.25
+    assert np.isclose(lr2, 1e-4 + (lr1 * 1.05 - 1e-4) * 0.25)
+
+
+# ---------------------------------------------------------------------------------------- adapter
+def test_cosa_adapter_identity_at_init(tiny):
+    ad = M.OutputAdapter(24, 5, channels=7, seed=1)
+    y0 = torch.randn(3, 24, 7)
+    assert torch.equal(ad(y0, torch.randn(5)), y0)
+    assert float(ad.gate.detach()) == 0.0
+    # in the stream: the first batch (no matured batch, zero context, g = 0) equals the base prediction
+    z, sp, base, L, H = tiny["z"], tiny["split"], tiny["base"], tiny["L"], tiny["H"]
+    r0 = M.run_stream(base, z, sp["test"], L, H, "no_tta", return_predictions=True)
+    r1 = M.run_stream(base, z, sp["test"], L, H, "cosa_no_pogt", lr=3e-3, return_predictions=True)
+    b0 = r1["batch_sizes"][0]
+    assert np.array_equal(r1["predictions"][:b0], r0["predictions"][:b0])
+    assert not np.array_equal(r1["predictions"], r0["predictions"])   # ...and it does adapt later
+
+
+# --------------------------------------------------------------------------------------- leakage K4
+@pytest.mark.parametrize("method,extra", [
+    ("cosa", {}), ("tafas_lite", {}), ("last_error", {}), ("cosa_no_gate", {}),
+    ("cosa", {"official_adjust": True, "grad_clip": None, "batch_size": 30, "steps": 5}),
+])
+def test_leakage_mask_future_bit_identical(tiny, method, extra):
+    z, sp, base, L, H = tiny["z"], tiny["split"], tiny["base"], tiny["L"], tiny["H"]
+    kw = dict(lr=3e-3, steps=3, return_predictions=True)
+    kw.update(extra)
+    r = M.run_stream(base, z, sp["test"], L, H, method, mask_future=False, **kw)
+    rm = M.run_stream(base, z, sp["test"], L, H, method, mask_future=True, **kw)
+    assert np.isfinite(rm["predictions"]).all()
+    assert np.all(np.isfinite(rm["losses"]))
+    assert np.array_equal(r["predictions"], rm["predictions"])
+    assert r["losses"] == rm["losses"]
+    if method != "last_error":
+        assert len(rm["losses"]) > 0
+
+
+def test_leakage_check_detects_a_leaky_mask(tiny, monkeypatch):
+    """Negative control: if the partial step read unobserved GT, the masked run must show it."""
+    z, sp, base, L, H = tiny["z"], tiny["split"], tiny["base"], tiny["L"], tiny["H"]
+    monkeypatch.setattr(S, "partial_mask", lambda b, h: torch.ones(b, h, dtype=torch.bool))
+    rm = M.run_stream(base, z, sp["test"], L, H, "cosa", mask_future=True, lr=3e-3, return_predictions=True)
+    assert not np.all(np.isfinite(rm["losses"]))
+
+
+# ------------------------------------------------------------------------------ frozen base (K4 b)
+@pytest.mark.parametrize("method", ["cosa", "tafas_lite"])
+def test_only_adapter_params_trained_base_unchanged(tiny, method):
+    z, sp, base, L, H = tiny["z"], tiny["split"], tiny["base"], tiny["L"], tiny["H"]
+    before = _state_hash(base)
+    r = M.run_stream(base, z, sp["test"], L, H, method, lr=3e-3)
+    assert _state_hash(base) == before
+    assert all(not p.requires_grad for p in base.parameters())
+    assert all(p.grad is None for p in base.parameters())     # no gradient ever reached the base
+    if method == "cosa":
+        assert sorted(r["trainable"]) == ["bias", "gate", "weight"]
+        assert r["adapter_params"] == H * (H + 5) + H + 1
+    else:
+        assert all(n.startswith(("in_cali.", "out_cali.")) for n in r["trainable"])
+        assert r["adapter_params"] == (L * L + L + 1) * 7 + (H * H + H + 1) * 7
+
+
+# ----------------------------------------------------------------------------------------- sanity
+def test_cosa_beats_no_tta_on_level_shift():
+    raw = M.ett_like(1, n_steps=3000, shift="level")
+    sp = M.chrono_split(len(raw))
+    z, _ = M.zscore(raw, sp["train"])
+    base = M.make_base("dlinear", 48, 24, 7, seed=0)
+    hist = M.train_base(base, z, sp, 48, 24, epochs=6, patience=2, seed=0)
+    assert hist["epochs_run"] >= 1 and np.isfinite(hist["best_val"])
+    r0 = M.run_stream(base, z, sp["test"], 48, 24, "no_tta")
+    r1 = M.run_stream(base, z, sp["test"], 48, 24, "cosa", lr=3e-3, steps=3)
+    assert r1["mse"] < 0.9 * r0["mse"], (r1["mse"], r0["mse"])
+    assert r1["n_windows"] == r0["n_windows"] == sp["test"][1] - sp["test"][0] - 24 + 1
+    assert len(r1["gate"]) == len(r1["batch_sizes"]) and r1["window_mse"].shape == (r1["n_windows"],)
+
+
+def test_select_hparams_uses_validation_grid(tiny):
+    z, sp, base, L, H = tiny["z"], tiny["split"], tiny["base"], tiny["L"], tiny["H"]
+    res = M.select_hparams(base, z, sp["val"], L, H, "cosa", lrs=(1e-3, 3e-3), steps_grid=(1, 3))
+    assert len(res["grid"]) == 4
+    assert res["val_mse"] == min(g["val_mse"] for g in res["grid"])
+    direct = M.run_stream(base, z, sp["val"], L, H, "cosa", lr=res["lr"], steps=res["steps"])
+    assert direct["mse"] == res["val_mse"]                      # deterministic given the seed
+    none = M.select_hparams(base, z, sp["val"], L, H, "no_tta")
+    assert none["lr"] is None and len(none["grid"]) == 1
