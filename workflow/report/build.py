@@ -32,41 +32,49 @@ def claim_rows(paper: str, claims: dict) -> list[dict]:
     return rows
 
 
-def step_costs(paper: str) -> pd.DataFrame:
-    """Sum of Snakemake benchmark files per step (absent when the run was made by `dvc repro`)."""
-    rows = []
-    for tsv in sorted((ROOT / "results" / paper / "bench").glob("**/*.tsv")):
-        b = pd.read_csv(tsv, sep="\t")
-        rows.append({"step": tsv.relative_to(ROOT / "results" / paper / "bench").parts[0], "jobs": 1,
-                     "seconds": float(b["s"].iloc[-1]), "max_rss_mb": float(pd.to_numeric(b["max_rss"], errors="coerce").fillna(0).iloc[-1])})
-    if not rows:
-        return pd.DataFrame(columns=["step", "jobs", "seconds", "max_rss_mb"])
-    df = pd.DataFrame(rows)
-    return df.groupby("step", as_index=False).agg(jobs=("jobs", "sum"), seconds=("seconds", "sum"), max_rss_mb=("max_rss_mb", "max"))
+def records(paper: str, profile: str) -> dict[Path, dict]:
+    """The run records of this profile's jobs (records left by another profile's run are ignored)."""
+    logs = ROOT / "results" / paper / "logs"
+    found = {path: read_json(path) for path in sorted(logs.glob("**/*.run.json"))}
+    return {path: rec for path, rec in found.items() if rec.get("profile") == profile}
 
 
-def provenance(paper: str) -> list[dict]:
-    rows = []
-    for rec in sorted((ROOT / "results" / paper / "logs").glob("**/*.run.json")):
-        r = read_json(rec)
-        rows.append({k: r.get(k) for k in ("rule", "wildcards", "git_commit", "params_hash", "profile", "mlflow_run_id", "seconds")})
-    return rows
+def step_costs(paper: str, recs: dict[Path, dict]) -> list[dict]:
+    """Snakemake benchmark files of these jobs, summed per step (absent when `dvc repro` made the run)."""
+    costs: dict[str, dict] = {}
+    for path in recs:
+        job = path.relative_to(ROOT / "results" / paper / "logs")
+        tsv = ROOT / "results" / paper / "bench" / job.parent / (job.name.removesuffix(".run.json") + ".tsv")
+        if tsv.exists():
+            b = pd.read_csv(tsv, sep="\t").iloc[-1]
+            c = costs.setdefault(job.parts[0], {"step": job.parts[0], "jobs": 0, "seconds": 0.0, "max_rss_mb": 0.0})
+            c["jobs"] += 1
+            c["seconds"] += float(b["s"])
+            rss = pd.to_numeric(b["max_rss"], errors="coerce")  # "-" when too short to measure
+            c["max_rss_mb"] = max(c["max_rss_mb"], 0.0 if pd.isna(rss) else float(rss))
+    return list(costs.values())
+
+
+def provenance(recs: dict[Path, dict]) -> list[dict]:
+    keys = ("rule", "wildcards", "git_commit", "params_hash", "profile", "mlflow_run_id", "seconds")
+    return [{k: r.get(k) for k in keys} for r in recs.values()]
 
 
 def embed(png: Path) -> str:
     return "data:image/png;base64," + base64.b64encode(png.read_bytes()).decode()
 
 
-def paper_section(paper: str, figures: list[Path]) -> dict:
+def paper_section(paper: str, figures: list[Path], profile: str) -> dict:
     from markdown_it import MarkdownIt
 
     folder = ROOT / "workflow" / "papers" / paper
     claims = read_json(ROOT / "results" / paper / "claims.json")
     card = folder / "PAPER.md"
+    recs = records(paper, profile)
     return {"slug": paper, "title": read_yaml(folder / "claims.yaml")["paper"]["title"], "claims": claims,
             "rows": claim_rows(paper, claims), "figures": [{"name": f.stem, "src": embed(f)} for f in figures],
             "paper_md": MarkdownIt("commonmark").enable("table").render(card.read_text()) if card.exists() else "",
-            "costs": step_costs(paper).to_dict("records"), "provenance": provenance(paper)}
+            "costs": step_costs(paper, recs), "provenance": provenance(recs)}
 
 
 def render(sections: list[dict], title: str, profile: str) -> str:
@@ -85,7 +93,7 @@ def main(argv=None):
     step.parser.add_argument("--html", type=Path, required=True)
     step.parser.add_argument("--csv", type=Path, required=True)
     args, p = step.start(argv)
-    sections = [paper_section(paper, [f for f in args.figures if f.parts[-3] == paper]) for paper in args.papers]
+    sections = [paper_section(paper, [f for f in args.figures if f.parts[-3] == paper], args.profile) for paper in args.papers]
     write_text(args.html, render(sections, p["title"], args.profile))
     rows = [r for s in sections for r in s["rows"]]
     write_text(args.csv, pd.DataFrame(rows).to_csv(index=False))

@@ -1,0 +1,48 @@
+# Two commands do all the set-up on a fresh machine:
+#   make reproduce   every paper, default profile, then the report (results/report/index.html)
+#   make test        the test suite (unit tests + an end-to-end smoke run through snakemake and dvc)
+# Everything runs inside .venv, created from requirements.txt on first use.
+
+VENV    := .venv
+PY      := $(VENV)/bin/python
+export PATH := $(abspath $(VENV))/bin:$(PATH)
+export MLFLOW_DISABLE_TELEMETRY := true
+CORES   ?= 2
+PROFILE ?= default
+PORT    ?= 5000
+
+.PHONY: setup reproduce smoke test mlflow-ui track-sync dvc.yaml dvc-check clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	dvc config core.analytics false
+	touch $@
+
+reproduce: setup  ## all papers, $(PROFILE) profile; a default run is then recorded in dvc.lock (see README)
+	snakemake --cores $(CORES) $(if $(filter-out default,$(PROFILE)),--profile profiles/$(PROFILE))
+	$(if $(filter default,$(PROFILE)),dvc commit --force --quiet)
+	@echo "Report: results/report/index.html   Dashboard: make mlflow-ui"
+
+smoke: setup
+	$(MAKE) reproduce PROFILE=smoke
+
+test: setup
+	$(PY) -m pytest -q tests
+
+mlflow-ui: setup  ## the MLflow dashboard on this project's database, bound to 127.0.0.1 only
+	mlflow ui --backend-store-uri "$$($(PY) -m workflow.core.tracking uri)" --host 127.0.0.1 --port $(PORT) --workers 1
+
+track-sync: setup  ## log to MLflow every run record it is missing (after a tracking outage)
+	$(PY) -m workflow.core.tracking sync
+
+dvc.yaml: setup  ## regenerate dvc.yaml from the Snakemake DAG (commit the result)
+	$(PY) -m workflow.core.dvcgen
+
+dvc-check: setup
+	$(PY) -m workflow.core.dvcgen --check
+
+clean:  ## remove everything a run produced (keeps the data cache)
+	rm -rf results .snakemake mlflow.db mlflow.db.lock mlartifacts dvc.lock
