@@ -348,85 +348,14 @@ def train(X, y, algorithm, steps, eta0=0.1, beta1=0.9, beta2=0.999, batch=1, bet
     w = np.zeros(d) if w0 is None else np.array(w0, dtype=np.float64).reshape(d)
     if algorithm == "adam_proxy":
         _proxy_loop(A, w, steps, float(eta0), rec, out, progress, pe)
-    elif batch == 1:
-        _single_loop(A, w, algorithm, steps, float(eta0), float(beta1), float(beta2), float(beta),
-                     rec, out, progress, pe)
     else:
         _batch_loop(A, w, algorithm, steps, float(eta0), float(beta1), float(beta2), float(beta),
                     batch, rec, out, progress, pe)
     return {"steps": rec.copy(), "w": out}
 
 
-def _single_loop(A, w, algorithm, steps, eta0, beta1, beta2, beta, rec, out, progress, pe):
-    """Incremental (batch 1) Adam / Signum in log-scaled arithmetic; writes recorded iterates to out."""
-    n, d = A.shape
-    rows = [np.ascontiguousarray(A[i]) for i in range(n)]
-    rows2 = [r * r for r in rows]
-    m = np.zeros(d)
-    v = np.zeros(d)
-    tmp = np.empty(d)
-    den = np.empty(d)
-    r = np.empty(d)
-    pos = np.empty(d, dtype=bool)
-    exp, log, log1p, sqrt, inf = math.exp, math.log, math.log1p, math.sqrt, math.inf
-    c = -inf                      # anchor: true m = e^c m~, true v = e^{2c} v~
-    b1t = b2t = 1.0
-    j, nrec = 0, rec.size
-    nr = int(rec[0])
-    i = 0
-    is_adam = algorithm == "adam"
-    ob1, ob2, ob = 1.0 - beta1, 1.0 - beta2, 1.0 - beta
-    for t in range(1, steps + 1):
-        a = rows[i]
-        z = float(a @ w)
-        lam = -(z + log1p(exp(-z))) if z > 0.0 else -log1p(exp(z))  # -softplus(z) = log|l'(z)|
-        if is_adam:
-            vmax = float(v.max())
-            cv = c + 0.5 * log(vmax) if vmax > 0.0 else -inf
-            cn = lam if lam > cv else cv
-            s = exp(c - cn)
-            sg = exp(lam - cn)
-            # m~ <- b1 s m~ + (1-b1) sg (-a);   v~ <- b2 s^2 v~ + (1-b2) sg^2 a^2
-            m *= beta1 * s
-            np.multiply(a, ob1 * sg, out=tmp)
-            m -= tmp
-            v *= beta2 * s * s
-            np.multiply(rows2[i], ob2 * sg * sg, out=tmp)
-            v += tmp
-            c = cn
-            b1t *= beta1
-            b2t *= beta2
-            np.sqrt(v, out=den)
-            np.greater(den, 0.0, out=pos)
-            r.fill(0.0)
-            np.divide(m, den, out=r, where=pos)
-            r *= (eta0 / sqrt(t)) * sqrt(1.0 - b2t) / (1.0 - b1t)
-            w -= r
-        else:
-            mmax = float(np.abs(m).max())
-            cm = c + log(mmax) if mmax > 0.0 else -inf
-            cn = lam if lam > cm else cm
-            s = exp(c - cn)
-            m *= beta * s
-            np.multiply(a, ob * exp(lam - cn), out=tmp)
-            m -= tmp
-            c = cn
-            np.sign(m, out=r)
-            r *= eta0 / sqrt(t)
-            w -= r
-        i += 1
-        if i == n:
-            i = 0
-        if t == nr:
-            out[j] = w
-            j += 1
-            nr = int(rec[j]) if j < nrec else -1
-        if pe and t % pe == 0:
-            progress(t, steps)
-
-
 def _batch_loop(A, w, algorithm, steps, eta0, beta1, beta2, beta, b, rec, out, progress, pe):
-    """Mini-batch / full-batch Adam / Signum (consecutive cyclic blocks of size b), log-scaled."""
+    """Adam / Signum on consecutive cyclic blocks of size b (b = 1: incremental, b = n: full batch), log-scaled."""
     n, d = A.shape
     period = n // math.gcd(n, b)
     blocks = [np.ascontiguousarray(A[(j * b + np.arange(b)) % n]) for j in range(period)]
