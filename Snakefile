@@ -5,7 +5,7 @@
 #   snakemake --cores 2 cosa                     one paper
 #
 # Parameters: params.yaml (+ profiles/<name>/params.yaml), validated against
-# workflow/schemas/params.schema.yaml here, before any job runs.
+# workflow/schemas/ (top level + one schema per paper) here, before any job runs.
 from snakemake.utils import min_version
 
 min_version("9.0")

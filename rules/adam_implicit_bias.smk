@@ -2,7 +2,7 @@
 # data sets -> one optimiser run per (data set, algorithm) -> evaluation + claims -> figures
 ADAM = PARAMS["adam_implicit_bias"]
 ADAM_OUT = "results/adam_implicit_bias"
-ADAM_FIGURES = expand(f"{ADAM_OUT}/figures/{{fig}}.png", fig=["fig1_gr_cosines", "fig3_gauss_fixed_point", "fig6_batch_size"])
+FIGURES["adam_implicit_bias"] = ADAM_FIGURES = expand(f"{ADAM_OUT}/figures/{{fig}}.png", fig=["fig1_gr_cosines", "fig3_gauss_fixed_point", "fig6_batch_size"])
 
 
 def adam_runs():

@@ -2,6 +2,9 @@
 #   input (data, then code=code(...)), output, params: **reads(...), log: **logs(...), benchmark, threads, shell: step(...)
 from workflow.core.params import section
 
+# Each paper's rule file registers the figures its plot step makes; the report embeds them.
+FIGURES = {}
+
 # One path segment per wildcard, and nothing a shell would interpret.
 wildcard_constraints:
     dataset="[A-Za-z0-9_.]+",

@@ -2,7 +2,7 @@
 # data sets -> frozen base per (data set, base, horizon) -> TTA stream of every method -> table + claims -> figures
 COSA = PARAMS["cosa"]
 COSA_OUT = "results/cosa"
-COSA_FIGURES = expand(f"{COSA_OUT}/figures/{{fig}}.png", fig=["table_rel_improvement", "gain_vs_horizon", "stream_mse", "gate"])
+FIGURES["cosa"] = COSA_FIGURES = expand(f"{COSA_OUT}/figures/{{fig}}.png", fig=["table_rel_improvement", "gain_vs_horizon", "stream_mse", "gate"])
 COSA_CELLS = [(ds, base, h) for ds, d in COSA["datasets"].items() for base in d["bases"] for h in d["horizons"]]
 # Figs. B/C follow the first ett_like cell at its longest horizon (the spec's headline setting).
 COSA_TRACE = next(f"{COSA_OUT}/tta/{ds}/{b}_H{h}.npz" for ds, b, h in sorted(COSA_CELLS, key=lambda c: (c[0] != "ett_like", -c[2])))

@@ -4,7 +4,7 @@
 rule report:
     input:
         claims=expand("results/{paper}/claims.json", paper=PAPERS),
-        figures=ADAM_FIGURES + COSA_FIGURES,
+        figures=[f for paper in PAPERS for f in FIGURES[paper]],
         cards=expand("workflow/papers/{paper}/PAPER.md", paper=PAPERS),
         code=["workflow/report/build.py", "workflow/report/template.html"],
     output:

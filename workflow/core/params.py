@@ -4,7 +4,7 @@ There is one way parameters reach a step, shared by every entry point:
 
 * ``params.yaml`` holds every knob (the default profile), grouped paper -> step.
 * ``profiles/<name>/params.yaml`` (optional) overrides some of them; it may only name keys that exist.
-* The merged tree is validated against ``workflow/schemas/params.schema.yaml`` before any job runs.
+* The merged tree is validated against ``workflow/schemas/`` (top level + one file per paper) before any job runs.
 * A rule declares the sections it reads (``params: **reads("cosa.tta")``): Snakemake tracks their values
   and re-runs exactly the jobs whose sections changed; the generated ``dvc.yaml`` lists the same keys.
 * The step resolves the same sections itself from ``--profile`` and ``--params``, so ``snakemake``,
@@ -20,7 +20,7 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-SCHEMA = ROOT / "workflow" / "schemas" / "params.schema.yaml"
+SCHEMAS = ROOT / "workflow" / "schemas"
 
 
 class ParamsError(ValueError):
@@ -47,12 +47,22 @@ def overlay(base: dict, over: dict, where: str = "") -> dict:
     return merged
 
 
-def validate(params: dict, schema_path: Path = SCHEMA) -> None:
+def schema(folder: Path = SCHEMAS) -> dict:
+    """The top-level schema with each paper's section schema (<slug>.schema.yaml) added as a required property."""
+    top = read_yaml(folder / "params.schema.yaml")
+    for path in sorted(folder.glob("*.schema.yaml")):
+        if path.name != "params.schema.yaml":
+            slug = path.name.removesuffix(".schema.yaml")
+            top["properties"][slug] = read_yaml(path)
+            top["required"].append(slug)
+    return top
+
+
+def validate(params: dict) -> None:
     """Raise ParamsError naming the first offending key (unknown key, wrong type, out of range)."""
     import jsonschema
 
-    schema = read_yaml(schema_path)
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = jsonschema.Draft202012Validator(schema())
     errors = sorted(validator.iter_errors(params), key=lambda e: list(e.absolute_path))
     if not errors:
         return

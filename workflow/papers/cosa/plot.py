@@ -21,6 +21,7 @@ def fig_table(table: pd.DataFrame):
     fig, ax = plotting.subplots(1, 1, width=1.1 * len(rel.columns) + 2, height=0.35 * len(rel) + 1.5)
     plotting.sns.heatmap(rel, annot=True, fmt=".1f", center=0, cmap="RdYlGn", cbar_kws={"label": "% lower MSE than no TTA"}, ax=ax[0][0])
     ax[0][0].set(title="Relative MSE improvement over the frozen base (%)", xlabel="", ylabel="")
+    ax[0][0].tick_params(axis="x", labelrotation=30)
     return fig
 
 
