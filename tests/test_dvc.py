@@ -33,7 +33,7 @@ def deterministic_claims(path):
 def test_dvc_repro_on_a_fresh_clone_gives_the_same_claims(smoke_repo, tmp_path):
     repo = copy_repo(tmp_path)
     run(["python", "-m", "workflow.core.dvcgen", "--profile", "smoke"], repo)
-    run([str(BIN / "dvc"), "repro", "--quiet"], repo)
+    run([str(BIN / "dvc"), "repro"], repo)
     for paper in ("adam_implicit_bias", "cosa"):
         assert deterministic_claims(repo / f"results/{paper}/claims.json") == \
             deterministic_claims(smoke_repo / f"results/{paper}/claims.json"), paper
