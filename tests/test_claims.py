@@ -40,3 +40,9 @@ def test_claim_combines_checks_and_info_is_never_judged():
     out = evaluate(spec, {"m": [0.9], "n": [0.1]}, "default")
     assert [c["verdict"] for c in out["claims"]] == ["fail", "info"]
     assert out["summary"] == {"pass": 0, "fail": 1, "inconclusive": 0, "info": 1}
+
+
+def test_all_aggregate_fails_on_one_counterexample():
+    assert check_verdict(chk("<=", 0.0, "all"), [0.0, 0.0, 0.0], "default", 3)["verdict"] == "pass"
+    out = check_verdict(chk("<=", 0.0, "all"), [0.0, 0.0, 1e-3], "default", 3)
+    assert out["verdict"] == "fail" and out["value"] == 1e-3 and out["frac_pass"] == 2 / 3

@@ -44,13 +44,19 @@ def check_verdict(check: dict, values, profile: str, min_units: int) -> dict:
            "values": values.tolist()}
     if len(values) == 0 or np.isnan(values).any():  # e.g. a profile that does not run this comparison
         return out | {"value": None, "verdict": "inconclusive", "why": "not measured in this profile, or NaN"}
-    value = float(np.median(values) if agg == "median" else values.mean())
+    passing = [OPS[op](v, thr) for v in values]
+    if agg == "all":  # the worst unit
+        value = float(values.max() if op.startswith("<") else values.min())
+    else:
+        value = float(np.median(values) if agg == "median" else values.mean())
     lo, hi = t_interval(values)
     out |= {"value": value, "std": float(values.std(ddof=1)) if len(values) > 1 else 0.0,
             "min": float(values.min()), "max": float(values.max()), "ci95": [lo, hi],
-            "frac_pass": float(np.mean([OPS[op](v, thr) for v in values]))}
+            "frac_pass": float(np.mean(passing))}
     if len(values) < min_units:
         return out | {"verdict": "inconclusive", "why": f"{len(values)} units < {min_units} required"}
+    if agg == "all":
+        return out | {"verdict": "pass" if all(passing) else "fail"}
     if len(values) >= 2 and lo < hi and lo <= thr <= hi:  # a zero-spread exact value is decided
         return out | {"verdict": "inconclusive", "why": "95% interval over units contains the threshold"}
     return out | {"verdict": "pass" if OPS[op](value, thr) else "fail"}
@@ -60,6 +66,24 @@ def combine(verdicts: list[str]) -> str:
     if "fail" in verdicts:
         return "fail"
     return "pass" if verdicts and all(v == "pass" for v in verdicts) else "inconclusive"
+
+
+def check(claims_yaml, measured: dict, profile: str, out, log=print) -> dict:
+    """Judge a paper's claims.yaml on its measured values, write claims.json to `out`, log one line per claim."""
+    from .io import write_json
+    from .params import read_yaml
+
+    result = evaluate(read_yaml(claims_yaml), measured, profile)
+    write_json(out, result)
+    for c in result["claims"]:
+        log(f"claim {c['id']}: {c['verdict']} (first check: {c['measured']})")
+    return result
+
+
+def as_metrics(result: dict) -> dict:
+    """MLflow metrics of a claims.json: each claim's first measured value, and pass (1/0) for judged claims."""
+    metrics = {f"{c['id']}_measured": c["measured"] for c in result["claims"]}
+    return metrics | {f"claim_{c['id']}_pass": float(c["verdict"] == "pass") for c in result["claims"] if c["verdict"] != "info"}
 
 
 def evaluate(spec: dict, measured: dict, profile: str) -> dict:

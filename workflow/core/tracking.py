@@ -75,7 +75,7 @@ def _find_run(client, experiment_id: str, record_id: str):
 
 def log_record(record: dict) -> str:
     """Log one run record to MLflow (idempotent on record_id); returns the run id."""
-    from mlflow.entities import Metric, Param, RunTag
+    from mlflow.entities import Metric, Param
 
     client = _client()
     exp_id = _experiment_id(client, record["paper"])

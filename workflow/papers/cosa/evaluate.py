@@ -7,8 +7,7 @@ import numpy as np
 import pandas as pd
 
 from workflow.core import claims as claims_mod
-from workflow.core.io import read_json, read_npz, write_json, write_text
-from workflow.core.params import read_yaml
+from workflow.core.io import read_json, read_npz, write_text
 from workflow.core.step import Step
 
 CLAIMS = Path(__file__).with_name("claims.yaml")
@@ -89,15 +88,11 @@ def main(argv=None):
     step.parser.add_argument("--claims", type=Path, required=True)
     args, _ = step.start(argv)
     table = long_table(args.cells)
-    result = claims_mod.evaluate(read_yaml(CLAIMS), measure(table), args.profile)
+    result = claims_mod.check(CLAIMS, measure(table), args.profile, args.claims, step.log)
     write_text(args.table, table.to_csv(index=False, float_format="%.6g"))
     write_text(args.stream, stream_trace(args.traces).to_csv(index=False, float_format="%.6g"))
-    write_json(args.claims, result)
-    for c in result["claims"]:
-        step.log(f"claim {c['id']}: {c['verdict']} (measured {c['measured']})")
-    step.finish(metrics={f"{c['id']}_measured": c["measured"] for c in result["claims"]}
-                | {f"claim_{c['id']}_pass": float(c["verdict"] == "pass") for c in result["claims"]},
-                artifacts=[args.table, args.claims], outputs=[args.table, args.stream, args.claims])
+    step.finish(metrics=claims_mod.as_metrics(result), artifacts=[args.table, args.claims],
+                outputs=[args.table, args.stream, args.claims])
 
 
 if __name__ == "__main__":
