@@ -18,13 +18,15 @@ try:
 except ParamsError as err:
     raise WorkflowError(str(err)) from None
 
-PAPERS = ["adam_implicit_bias", "cosa"]
+PAPERS = ["adam_implicit_bias", "cosa", "hypergraph_sparsify", "neuromanifolds"]
 
 
 include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/adam_implicit_bias.smk"
 include: "rules/cosa.smk"
+include: "rules/hypergraph_sparsify.smk"
+include: "rules/neuromanifolds.smk"
 include: "rules/report.smk"
 
 

@@ -73,7 +73,10 @@ def stage(job: dict, params: dict, profile: str) -> dict:
 
 def generate(profile: str = "default", root: Path = ROOT) -> str:
     params = load(profile, root)
-    stages = {stage_name(job): stage(job, params, profile) for job in snakemake_jobs(profile, root)}
+    jobs = snakemake_jobs(profile, root)
+    if not any(job["rule"] == "report" for job in jobs):  # Snakemake only logs a DAG error here; never write it
+        raise SystemExit("the Snakemake DAG could not be built (no report job): run `snakemake -n` to see why")
+    stages = {stage_name(job): stage(job, params, profile) for job in jobs}
     return HEADER + yaml.safe_dump({"stages": stages}, sort_keys=False, width=10_000)
 
 

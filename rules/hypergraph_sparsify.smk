@@ -1,0 +1,107 @@
+# Streaming hypergraph sparsification (spec: shared/papers/hypergraph_sparsify.md)
+# one job per (family, seed): streams of every m -> every method -> scores; sliding window per (family, seed)
+# -> table + claims -> figures
+HSP = PARAMS["hypergraph_sparsify"]
+HSP_OUT = "results/hypergraph_sparsify"
+FIGURES["hypergraph_sparsify"] = HSP_FIGURES = expand(f"{HSP_OUT}/figures/{{fig}}.png", fig=["figA_space_vs_m", "figB_error_vs_memory", "figC_sliding", "table_methods"])
+HSP_JOBS = [(fam, seed) for fam in HSP["plan"]["families"] for seed in HSP["plan"]["seeds"]]
+
+
+wildcard_constraints:
+    family="[A-Za-z0-9]+",
+    seed="[0-9]+",
+
+
+rule hypergraph_sparsify:
+    input:
+        f"{HSP_OUT}/claims.json",
+        HSP_FIGURES,
+
+
+rule hypergraph_sparsify_sparsify_eval:
+    input:
+        code=code("hypergraph_sparsify", "sparsify_eval", "methods"),
+    output:
+        table=f"{HSP_OUT}/sparsify/{{family}}_s{{seed}}.csv",
+        space=f"{HSP_OUT}/sparsify/{{family}}_s{{seed}}_space.csv",
+    params:
+        **reads("hypergraph_sparsify.data", "hypergraph_sparsify.families.{family}", "hypergraph_sparsify.sweep",
+                "hypergraph_sparsify.methods", "hypergraph_sparsify.eval"),
+    log:
+        **logs("hypergraph_sparsify", "sparsify_eval", "{family}_s{seed}"),
+    benchmark:
+        bench("hypergraph_sparsify", "sparsify_eval", "{family}_s{seed}")
+    threads: 1
+    shell:
+        step("papers.hypergraph_sparsify.sparsify_eval",
+             "--family {wildcards.family} --seed {wildcards.seed} --out {output.table:q} --space {output.space:q}")
+
+
+rule hypergraph_sparsify_sliding:
+    input:
+        code=code("hypergraph_sparsify", "sliding", "sparsify_eval", "methods"),
+    output:
+        queries=f"{HSP_OUT}/sliding/{{family}}_s{{seed}}.csv",
+        memory=f"{HSP_OUT}/sliding/{{family}}_s{{seed}}_memory.csv",
+    params:
+        **reads("hypergraph_sparsify.data", "hypergraph_sparsify.families.{family}", "hypergraph_sparsify.sliding",
+                "hypergraph_sparsify.eval"),
+    log:
+        **logs("hypergraph_sparsify", "sliding", "{family}_s{seed}"),
+    benchmark:
+        bench("hypergraph_sparsify", "sliding", "{family}_s{seed}")
+    threads: 1
+    shell:
+        step("papers.hypergraph_sparsify.sliding",
+             "--family {wildcards.family} --seed {wildcards.seed} --out {output.queries:q} --memory {output.memory:q}")
+
+
+rule hypergraph_sparsify_evaluate:
+    input:
+        runs=[f"{HSP_OUT}/sparsify/{fam}_s{seed}.csv" for fam, seed in HSP_JOBS],
+        space=[f"{HSP_OUT}/sparsify/{fam}_s{seed}_space.csv" for fam, seed in HSP_JOBS],
+        sliding=[f"{HSP_OUT}/sliding/{fam}_s{seed}.csv" for fam, seed in HSP_JOBS],
+        memory=[f"{HSP_OUT}/sliding/{fam}_s{seed}_memory.csv" for fam, seed in HSP_JOBS],
+        claims="workflow/papers/hypergraph_sparsify/claims.yaml",
+        code=code("hypergraph_sparsify", "evaluate"),
+    output:
+        table=f"{HSP_OUT}/table.csv",
+        space=f"{HSP_OUT}/space.csv",
+        sliding=f"{HSP_OUT}/sliding.csv",
+        trace=f"{HSP_OUT}/sliding_memory.csv",
+        claims=f"{HSP_OUT}/claims.json",
+    params:
+        **reads("hypergraph_sparsify.sweep"),
+    log:
+        **logs("hypergraph_sparsify", "evaluate"),
+    benchmark:
+        bench("hypergraph_sparsify", "evaluate")
+    threads: 1
+    shell:
+        step("papers.hypergraph_sparsify.evaluate",
+             "{input.runs:q} --space-logs {input.space:q} --sliding {input.sliding:q} --sliding-memory {input.memory:q} "
+             "--table {output.table:q} --space {output.space:q} --sliding-table {output.sliding:q} "
+             "--sliding-trace {output.trace:q} --claims {output.claims:q}")
+
+
+rule hypergraph_sparsify_plot:
+    input:
+        table=f"{HSP_OUT}/table.csv",
+        space=f"{HSP_OUT}/space.csv",
+        sliding=f"{HSP_OUT}/sliding.csv",
+        trace=f"{HSP_OUT}/sliding_memory.csv",
+        code=code("hypergraph_sparsify", "plot"),
+    output:
+        main_table=f"{HSP_OUT}/main_table.csv",
+        figures=HSP_FIGURES,
+    params:
+        **reads(),
+    log:
+        **logs("hypergraph_sparsify", "plot"),
+    benchmark:
+        bench("hypergraph_sparsify", "plot")
+    threads: 1
+    shell:
+        step("papers.hypergraph_sparsify.plot",
+             "--table {input.table:q} --space {input.space:q} --sliding {input.sliding:q} --sliding-trace {input.trace:q} "
+             "--main-table {output.main_table:q} --figures {output.figures:q}")

@@ -1,0 +1,131 @@
+# Learning on a Razor's Edge: polynomial neuromanifolds (spec: shared/papers/neuromanifolds.md)
+# ranks (E1, E2, E4) + fibers (E3) + critical exposure per network kind (E5) + sparsity (E6) -> evaluation + claims -> figures
+NM_OUT = "results/neuromanifolds"
+FIGURES["neuromanifolds"] = NM_FIGURES = expand(f"{NM_OUT}/figures/{{fig}}.png", fig=["table_a_dimensions", "fig_b_spectra", "fig_c_critical_gradients"])
+NM_KINDS = ["mlp", "cnn"]
+
+
+wildcard_constraints:
+    kind="mlp|cnn",
+
+
+rule neuromanifolds:
+    input:
+        f"{NM_OUT}/claims.json",
+        NM_FIGURES,
+
+
+rule neuromanifolds_ranks:
+    input:
+        code=code("neuromanifolds", "ranks", "methods", "nets"),
+    output:
+        dimensions=f"{NM_OUT}/ranks/dimensions.csv",
+        singular=f"{NM_OUT}/ranks/singular.csv",
+        spectra=f"{NM_OUT}/ranks/spectra.npz",
+    params:
+        **reads("neuromanifolds.architectures", "neuromanifolds.ranks"),
+    log:
+        **logs("neuromanifolds", "ranks"),
+    benchmark:
+        bench("neuromanifolds", "ranks")
+    threads: 1
+    shell:
+        step("papers.neuromanifolds.ranks",
+             "--dimensions {output.dimensions:q} --singular {output.singular:q} --spectra {output.spectra:q}")
+
+
+rule neuromanifolds_fibers:
+    input:
+        code=code("neuromanifolds", "fibers", "ranks", "methods", "nets"),
+    output:
+        f"{NM_OUT}/fibers/fibers.csv",
+    params:
+        **reads("neuromanifolds.fibers"),
+    log:
+        **logs("neuromanifolds", "fibers"),
+    benchmark:
+        bench("neuromanifolds", "fibers")
+    threads: 1
+    shell:
+        step("papers.neuromanifolds.fibers", "--out {output:q}")
+
+
+rule neuromanifolds_critical:
+    input:
+        code=code("neuromanifolds", "critical", "ranks", "methods", "nets"),
+    output:
+        f"{NM_OUT}/critical/{{kind}}.csv",
+    params:
+        **reads("neuromanifolds.critical.data", "neuromanifolds.critical.{kind}"),
+    log:
+        **logs("neuromanifolds", "critical", "{kind}"),
+    benchmark:
+        bench("neuromanifolds", "critical", "{kind}")
+    threads: 1
+    shell:
+        step("papers.neuromanifolds.critical", "{wildcards.kind} --out {output:q}")
+
+
+rule neuromanifolds_sparsity:
+    input:
+        code=code("neuromanifolds", "sparsity", "ranks", "methods", "nets"),
+    output:
+        f"{NM_OUT}/sparsity/sparsity.csv",
+    params:
+        **reads("neuromanifolds.sparsity"),
+    log:
+        **logs("neuromanifolds", "sparsity"),
+    benchmark:
+        bench("neuromanifolds", "sparsity")
+    threads: 1
+    shell:
+        step("papers.neuromanifolds.sparsity", "--out {output:q}")
+
+
+rule neuromanifolds_evaluate:
+    input:
+        dimensions=f"{NM_OUT}/ranks/dimensions.csv",
+        singular=f"{NM_OUT}/ranks/singular.csv",
+        spectra=f"{NM_OUT}/ranks/spectra.npz",
+        fibers=f"{NM_OUT}/fibers/fibers.csv",
+        critical=expand(f"{NM_OUT}/critical/{{kind}}.csv", kind=NM_KINDS),
+        sparsity=f"{NM_OUT}/sparsity/sparsity.csv",
+        claims="workflow/papers/neuromanifolds/claims.yaml",
+        code=code("neuromanifolds", "evaluate"),
+    output:
+        table=f"{NM_OUT}/table_a.csv",
+        spectra=f"{NM_OUT}/spectra.csv",
+        gradients=f"{NM_OUT}/gradients.csv",
+        claims=f"{NM_OUT}/claims.json",
+    params:
+        **reads(),
+    log:
+        **logs("neuromanifolds", "evaluate"),
+    benchmark:
+        bench("neuromanifolds", "evaluate")
+    threads: 1
+    shell:
+        step("papers.neuromanifolds.evaluate",
+             "--dimensions {input.dimensions:q} --singular {input.singular:q} --spectra {input.spectra:q} "
+             "--fibers {input.fibers:q} --critical {input.critical:q} --sparsity {input.sparsity:q} "
+             "--table {output.table:q} --spectra-table {output.spectra:q} --gradients {output.gradients:q} --claims {output.claims:q}")
+
+
+rule neuromanifolds_plot:
+    input:
+        table=f"{NM_OUT}/table_a.csv",
+        spectra=f"{NM_OUT}/spectra.csv",
+        gradients=f"{NM_OUT}/gradients.csv",
+        code=code("neuromanifolds", "plot"),
+    output:
+        NM_FIGURES,
+    params:
+        **reads(),
+    log:
+        **logs("neuromanifolds", "plot"),
+    benchmark:
+        bench("neuromanifolds", "plot")
+    threads: 1
+    shell:
+        step("papers.neuromanifolds.plot",
+             "--table {input.table:q} --spectra {input.spectra:q} --gradients {input.gradients:q} --figures {output:q}")

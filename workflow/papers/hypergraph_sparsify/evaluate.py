@@ -1,0 +1,100 @@
+"""Collect every (family, seed) job into tidy tables, measure each claim's metric per instance, check claims.yaml."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from workflow.core import claims as claims_mod
+from workflow.core.io import write_text
+from workflow.core.step import Step
+
+CLAIMS = Path(__file__).with_name("claims.yaml")
+
+
+def concat(paths: list[Path]) -> pd.DataFrame:
+    return pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
+
+
+def measure(table: pd.DataFrame, sliding: pd.DataFrame, m_small: int, m_large: int) -> dict[str, list[float]]:
+    """{claim metric: [value per instance]}; units are (family, seed) (C3: per order). A value that was not
+    measured (method or m absent, NaN) is left out, so the claim falls short of its units (inconclusive).
+
+    ``table``: one row per (family, seed, r, m, order, method, rep) as written by sparsify_eval; ``sliding``: one
+    row per (family, seed, r, query time T). Uniform-baseline rows (several reservoir seeds) enter by their median.
+    """
+    out: dict[str, list[float]] = {}
+
+    def add(key, v):
+        if v is not None and not np.isnan(v):
+            out.setdefault(key, []).append(float(v))
+
+    for (family, seed), g in table.groupby(["family", "seed"], sort=True):
+        r = int(g.r.iloc[0])
+
+        def val(method, col, m=m_large, order="random"):
+            sel = g.loc[(g.method == method) & (g.m == m) & (g.order == order), col]
+            return float(sel.median()) if len(sel) else np.nan
+
+        def ratio(method, col):
+            return val(method, col, m_large) / val(method, col, m_small)
+
+        if r >= 3:
+            add("c1_eps_hat_online_exact", val("online-exact", "eps_hat"))
+            add("c1_frac_online_exact", val("online-exact", "frac_stored"))
+            add("c1_eps_hat_stream", val("stream", "eps_hat"))
+            add("c1_peak_frac_stream", val("stream", "peak_frac"))
+            add("info_eps_hat_online_sketch", val("online-sketch", "eps_hat"))
+            add("info_frac_online_sketch", val("online-sketch", "frac_stored"))
+            add("info_eps_hat_mr_only", val("mr-only", "eps_hat"))
+            add("info_peak_frac_mr_only", val("mr-only", "peak_frac"))
+            add("info_peak_ratio_mr_only", ratio("mr-only", "peak_stored"))
+        if r == 2:
+            add("c1g_eps_exact_online_exact", val("online-exact", "eps_exact"))
+            add("c1g_eps_exact_stream", val("stream", "eps_exact"))
+        add("c2_ratio_store_all", ratio("store-all", "stored"))
+        add("c2_ratio_online_exact", ratio("online-exact", "stored"))
+        add("c2_peak_ratio_stream", ratio("stream", "peak_stored"))
+        add("c2_stream_minus_online_ratio", ratio("stream", "peak_stored") - ratio("online-exact", "stored"))
+        for order in ("random", "bridges_last"):
+            add(f"c3_uniform_over_stream_{order}", val("uniform", "eps_hat", order=order) / val("stream", "eps_hat", order=order))
+        if r <= 3:
+            add("c4_mincut_dev_stream", abs(val("stream", "min_cut_ratio") - 1.0))
+        add("info_ms_per_arrival_online_exact", 1e3 * val("online-exact", "time_s") / m_large)
+        add("info_ms_per_arrival_stream", 1e3 * val("stream", "time_s") / m_large)
+        nb = val("stream", "n_bridges", order="bridges_last")
+        add("info_bridges_kept_stream", val("stream", "bridges_kept", order="bridges_last") / nb)
+        add("info_bridges_kept_uniform", val("uniform", "bridges_kept", order="bridges_last") / nb)
+    for (family, seed), g in sliding.groupby(["family", "seed"], sort=True):
+        if int(g.r.iloc[0]) >= 3:
+            add("c5_sliding_eps_hat_max", g.eps_hat.max())
+            add("c5_sliding_stored_frac_max", g.stored_frac_window.max())
+    return out
+
+
+def main(argv=None):
+    step = Step("hypergraph_sparsify", "evaluate", __doc__)
+    step.parser.add_argument("runs", type=Path, nargs="+", help="sparsify/<family>_s<seed>.csv files")
+    step.parser.add_argument("--space-logs", type=Path, nargs="+", required=True)
+    step.parser.add_argument("--sliding", type=Path, nargs="+", required=True, help="sliding/<family>_s<seed>.csv")
+    step.parser.add_argument("--sliding-memory", type=Path, nargs="+", required=True)
+    step.parser.add_argument("--table", type=Path, required=True)
+    step.parser.add_argument("--space", type=Path, required=True)
+    step.parser.add_argument("--sliding-table", type=Path, required=True)
+    step.parser.add_argument("--sliding-trace", type=Path, required=True)
+    step.parser.add_argument("--claims", type=Path, required=True)
+    args, p = step.start(argv)
+    table, sliding = concat(args.runs), concat(args.sliding)
+    step.log(f"{len(table)} sparsifier rows from {len(args.runs)} jobs, {len(sliding)} sliding queries")
+    result = claims_mod.check(CLAIMS, measure(table, sliding, p["m_small"], p["m_large"]), args.profile, args.claims, step.log)
+    write_text(args.table, table.to_csv(index=False, float_format="%.6g"))
+    write_text(args.space, concat(args.space_logs).to_csv(index=False))
+    write_text(args.sliding_table, sliding.to_csv(index=False, float_format="%.6g"))
+    write_text(args.sliding_trace, concat(args.sliding_memory).to_csv(index=False, float_format="%.6g"))
+    step.finish(metrics=claims_mod.as_metrics(result), artifacts=[args.table, args.claims],
+                outputs=[args.table, args.space, args.sliding_table, args.sliding_trace, args.claims])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""Sparsify and evaluate one (family, seed): every m of the sweep, every method, each scored against its own stream.
+
+Per instance (family, seed, m, order) the planted stream is generated here (cheap), one test family and one
+reference (coalesced H, Q_H on the test vectors, exact min cut) are built, and every method of the sweep runs on
+the stream and is scored with ``evaluate_sparsifier``. The uniform baseline gets the stream's peak memory as its
+budget (equal memory, claim C3) and is repeated over ``uniform_seeds`` reservoir seeds. At ``m_large`` the same
+hyperedges also arrive with the bridges last (the order adversarial for online sampling).
+"""
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from workflow.core.io import write_text
+from workflow.core.step import Step
+
+from . import methods as M
+
+ORDERS = ("random", "bridges_last")
+SCALARS = ("stored", "frac_stored", "bits", "bits_frac", "peak_stored", "peak_bits", "sketch_rows", "sketch_bits",
+           "bits_total", "bridges_kept", "time_s", "mean_p", "levels", "max_level", "reductions", "thinned")
+SCORES = ("eps_hat", "eps_family", "eps_exact", "bisection_err", "min_cut", "min_cut_hat", "min_cut_ratio", "worst_kind")
+
+
+def rng_for(p: dict, family: str, seed: int, m: int, *more: int) -> np.random.Generator:
+    """The one seeding rule of this paper: (data seed, family, seed, m, ...) -> an independent stream of numbers.
+
+    The family enters by a stable checksum of its name, so that adding a family changes no other instance."""
+    return np.random.default_rng([int(p["seed"]), zlib.crc32(family.encode()), int(seed), int(m), *map(int, more)])
+
+
+def make_stream(p: dict, family: str, seed: int, m: int, order: str = "random") -> dict:
+    """The planted stream of spec 2.3. Both orders of one (family, seed, m) hold the same hyperedges."""
+    return M.planted_hypergraph_stream(n=p["n"], m=m, r=p["r"], seed=rng_for(p, family, seed, m), k=p["k"],
+                                       n_bridges=p["n_bridges"], p_in=p["p_in"], w_range=(p["w_min"], p["w_max"]),
+                                       order=order)
+
+
+def method_order(methods: list[str]) -> list[str]:
+    """Run order: uniform last (its budget is the stream's peak memory), otherwise as listed."""
+    if "uniform" in methods and "stream" not in methods:
+        raise ValueError("the uniform baseline needs 'stream' in the same method list (its budget is stream's peak memory)")
+    return [mt for mt in methods if mt != "uniform"] + (["uniform"] if "uniform" in methods else [])
+
+
+def run_instance(H: dict, p: dict, family: str, seed: int, order: str, methods: list[str], log=print) -> tuple[list, list]:
+    """Every method on one stream H, each evaluated on one shared test family. Returns (rows, space-log rows)."""
+    m = int(H["verts"].shape[0])
+    key = dict(family=family, seed=int(seed), r=int(p["r"]), n=int(p["n"]), m=m, order=order)
+    o = ORDERS.index(order)
+    fam = M.make_test_family(H, rng_for(p, family, seed, m, o, 0), n_gauss=p["n_gauss"], n_unions=p["n_unions"],
+                             n_eig=p["n_eig"], flip=p["flip"])
+    ref = M.reference_stats(H, fam["X"])
+    rows, space = [], []
+    budget = None
+    for method in method_order(methods):
+        reps = range(p["uniform_seeds"]) if method == "uniform" else range(1)
+        for rep in reps:
+            kw = dict(p[method]) | ({"budget": budget} if method == "uniform" else {})
+            rng = rng_for(p, family, seed, m, o, 1 + M.METHODS.index(method), rep)
+            res = M.run_method(method, H, seed=rng, **kw)
+            ev = M.evaluate_sparsifier(H, res["idx"], res["weight"], fam["X"], seed=rng, ascent_steps=p["ascent_steps"],
+                                       ascent_starts=p["ascent_starts"], ref=ref, kind=fam["kind"])
+            row = key | {"method": method, "rep": rep, "budget": kw.get("budget", np.nan),
+                         "n_bridges": int(np.asarray(H["is_bridge"]).sum())}
+            row |= {k: res.get(k, np.nan) for k in SCALARS} | {k: ev.get(k, np.nan) for k in SCORES}
+            row["peak_frac"] = res["peak_stored"] / m
+            rows.append(row)
+            if rep == 0:
+                space += [key | {"method": method, "t": int(t), "stored": int(s)} for t, s in zip(res["log_t"], res["log_stored"])]
+            if method == "stream":
+                budget = int(res["peak_stored"])
+        mine = [r for r in rows if r["method"] == method]
+        log(f"{family} s{seed} m={m} {order:12s} {method:13s} stored {np.median([r['stored'] for r in mine]):8.0f} "
+            f"peak {mine[0]['peak_frac']:.3f} eps_hat {np.median([r['eps_hat'] for r in mine]):.3f} "
+            f"({sum(r['time_s'] for r in mine):.1f}s)")
+    return rows, space
+
+
+def sweep(p: dict, family: str, seed: int, log=print) -> tuple[pd.DataFrame, pd.DataFrame]:
+    for key in ("m_small", "m_large"):
+        if p[key] not in p["ms"]:
+            raise ValueError(f"sweep.{key} = {p[key]} is not one of sweep.ms = {p['ms']}")
+    rows, space = [], []
+    for m in sorted(p["ms"]):
+        plan = [("random", p["methods"])] + ([("bridges_last", p["bridges_last_methods"])] if m == p["m_large"] else [])
+        for order, methods in plan:
+            if methods:
+                r, s = run_instance(make_stream(p, family, seed, m, order), p, family, seed, order, methods, log)
+                rows += r
+                space += s
+    return pd.DataFrame(rows), pd.DataFrame(space)
+
+
+def main(argv=None):
+    step = Step("hypergraph_sparsify", "sparsify_eval", __doc__)
+    step.parser.add_argument("--family", required=True, help="a key of hypergraph_sparsify.families")
+    step.parser.add_argument("--seed", type=int, required=True)
+    step.parser.add_argument("--out", type=Path, required=True, help=".csv, one row per (m, order, method, reservoir seed)")
+    step.parser.add_argument("--space", type=Path, required=True, help=".csv, stored hyperedges every 1k arrivals")
+    args, p = step.start(argv)
+    table, space = sweep(p, args.family, args.seed, log=step.log)
+    write_text(args.out, table.to_csv(index=False, float_format="%.6g"))
+    write_text(args.space, space.to_csv(index=False))
+    head = table[(table.m == p["m_large"]) & (table.order == "random")].groupby("method")
+    step.finish(metrics={f"eps_hat.{k}": v for k, v in head.eps_hat.median().items()}
+                | {f"peak_frac.{k}": v for k, v in head.peak_frac.median().items()},
+                outputs=[args.out, args.space])
+
+
+if __name__ == "__main__":
+    main()

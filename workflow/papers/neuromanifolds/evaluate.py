@@ -1,0 +1,148 @@
+"""Table A (dimensions), tidy spectra and gradients for the figures, each claim's metrics per unit, and claims.yaml.
+
+Units: an (architecture, degree) row for ranks, an architecture for fibers and C2's count, a data set for E5, a
+seed for E6. Ranks are certified by the exact rank mod p (a lower bound of dim M that meets the upper bound)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from workflow.core import claims as claims_mod
+from workflow.core.io import read_npz, write_text
+from workflow.core.step import Step
+
+CLAIMS = Path(__file__).with_name("claims.yaml")
+
+
+def flag(series: pd.Series) -> pd.Series:
+    """A boolean column read back from CSV (bool, or the strings 'True'/'False')."""
+    return series.astype(str).str.lower().eq("true")
+
+
+def measure(dims: pd.DataFrame, singular: pd.DataFrame, fibers: pd.DataFrame, critical: pd.DataFrame,
+            sparsity: pd.DataFrame) -> dict[str, list[float]]:
+    """{claim metric: [value per unit]}; NaN values (nothing converged, nothing run) are left out, not counted."""
+    m: dict[str, list[float]] = {}
+
+    def put(name, values):
+        vals = [float(v) for v in np.asarray(values, dtype=float).ravel() if not np.isnan(v)]
+        if vals:
+            m[name] = vals
+
+    # C1: generic MLP, rank == min(#params, ambient) (exact and numerical); fibers hold only permutations of W*
+    mlp = dims[dims.kind == "mlp"]
+    gen = mlp[mlp.activation == "generic"]
+    bound = np.minimum(gen.n_params, gen.ambient)
+    put("c1_exact_rank_gap", bound - gen.rank_exact_lb)
+    put("c1_numeric_rank_gap", (gen.rank_numeric - bound).abs())
+    fm = fibers[(fibers.kind == "mlp") & (fibers.n_converged > 0)]
+    put("c1_fiber_other_clusters", fm.n_other_clusters)
+    # C2: sigma = x^r, rank == min(#params - #hidden, ambient); strictly below generic at every degree
+    mono = mlp[mlp.activation == "monomial"]
+    put("c2_exact_rank_gap", mono.upper_bound - mono.rank_exact_lb)
+    put("c2_numeric_rank_gap", (mono.rank_numeric - mono.upper_bound).abs())
+    pair = gen.merge(mono, on=["arch", "degree"], suffixes=("_gen", "_mono"))
+    below = (pair.rank_exact_lb_mono < pair.rank_exact_lb_gen).groupby(pair.arch).all()
+    put("c2_strictly_below_generic", below.astype(float))
+    # C3: CNN rank == sum k at a random and at a zero-padded point; one fiber cluster (W* itself)
+    cnn = dims[(dims.kind == "cnn") & (dims.activation == "generic")]
+    put("c3_exact_rank_gap", cnn.formula - cnn.rank_exact_lb)
+    put("c3_exact_rank_gap_zero_padded", cnn.formula - cnn.rank_zero_padded_exact_lb)
+    put("c3_numeric_rank_gap", np.maximum((cnn.rank_numeric - cnn.formula).abs(), (cnn.rank_zero_padded - cnn.formula).abs()))
+    fc = fibers[(fibers.kind == "cnn") & (fibers.n_converged > 0)]
+    put("c3_cnn_fiber_clusters", fc.n_clusters)
+    put("c3_cnn_fiber_other_clusters", fc.n_other_clusters)
+    # C4: MLP dead neuron drops the rank; CNN node: same function at W and W', two tangent spaces
+    dead = singular[singular.point == "dead_neuron"]
+    put("c4_mlp_dead_rank_drop", dead.rank_generic - dead.rank_numeric)
+    node = singular[singular.point == "node"]
+    put("c4_cnn_node_max_abs_diff", node.max_abs_diff)
+    put("c4_cnn_node_joint_rank_excess", node.rank_joint_exact_lb - node.sum_k)
+    # C5: embedded MLP subnetwork critical points are critical for the full MLP; CNN ones are not
+    mc, cc = critical[critical.kind == "mlp"], critical[critical.kind == "cnn"]
+    put("c5_mlp_grad_dead_max", mc.grad_dead_max if len(mc) else [])
+    put("c5_mlp_full_critical", flag(mc.full_critical)[flag(mc.converged)].astype(float) if len(mc) else [])
+    put("c5_cnn_not_critical", flag(cc.not_critical)[flag(cc.converged)].astype(float) if len(cc) else [])
+    # C6 (info): paired per seed, both runs finite: MLP ends sparse minus CNN ends sparse
+    if set(sparsity.kind) >= {"mlp", "cnn"}:
+        s = sparsity.assign(sparse=flag(sparsity["sparse"]).astype(float), diverged=flag(sparsity.diverged))
+        w = s.pivot(index="seed", columns="kind", values=["sparse", "diverged"])
+        ok = ~(w["diverged"]["mlp"].astype(bool) | w["diverged"]["cnn"].astype(bool))
+        put("info_c6_sparse_mlp_minus_cnn", (w["sparse"]["mlp"] - w["sparse"]["cnn"])[ok])
+    return m
+
+
+def table_a(dims: pd.DataFrame, singular: pd.DataFrame) -> pd.DataFrame:
+    """Architecture | #params | ambient | rank generic | rank monomial | rank at subnetwork (MLP: one dead neuron;
+    CNN: zero-padded point), per degree, then the paper's worked examples."""
+    gen = dims[dims.activation.isin(["generic", "example"])]
+    mono = dims[dims.activation == "monomial"][["arch", "degree", "rank_numeric", "upper_bound"]]
+    mono = mono.rename(columns={"rank_numeric": "rank_monomial", "upper_bound": "monomial_bound"})
+    dead = singular[singular.point == "dead_neuron"][["arch", "degree", "rank_numeric"]]
+    dead = dead.rename(columns={"rank_numeric": "rank_dead"})
+    node = singular[singular.point == "node"][["arch", "degree", "rank_joint"]]
+    node = node.rename(columns={"rank_joint": "rank_joint_node"})
+    t = gen.merge(mono, on=["arch", "degree"], how="left").merge(dead, on=["arch", "degree"], how="left")
+    t = t.merge(node, on=["arch", "degree"], how="left")
+    example = t.activation.eq("example")
+    for col in ("rank_monomial", "monomial_bound", "rank_dead", "rank_joint_node"):
+        t.loc[example, col] = np.nan  # the examples have their own sigma: no x^r or dead-neuron companion
+    t["rank_subnetwork"] = np.where(t.kind == "mlp", t.rank_dead, t.rank_zero_padded)
+    t["subnetwork"] = np.where(t.kind == "mlp", "dead neuron", "zero-padded")
+    t = t.rename(columns={"arch": "architecture", "degree": "r", "rank_numeric": "rank_generic",
+                          "rank_exact_lb": "rank_generic_exact"})
+    t["order"] = example.astype(int) * 2 + t.kind.eq("cnn").astype(int)
+    cols = ["architecture", "kind", "sigma", "r", "n_params", "n_hidden", "ambient", "rank_generic", "rank_generic_exact",
+            "certified", "rank_monomial", "monomial_bound", "rank_subnetwork", "subnetwork", "rank_joint_node"]
+    return t.sort_values(["order", "kind"], kind="stable")[cols].reset_index(drop=True)
+
+
+def spectra_table(spectra: dict) -> pd.DataFrame:
+    """Long table of singular values: arch, kind, degree, point, index (1-based), sv (normalised by s_max)."""
+    frames = []
+    for key, sv in spectra.items():
+        arch, r, point = key.split("|")
+        frames.append(pd.DataFrame({"arch": arch, "kind": arch.split("(")[0], "degree": int(r), "point": point,
+                                    "index": np.arange(1, len(sv) + 1), "sv": sv}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def gradient_table(critical: pd.DataFrame) -> pd.DataFrame:
+    """Per data set: the full gradient at the embedded subnetwork point and its exposed part (dead neuron's / zeroed
+    entries' components), for Fig. C."""
+    exposed = critical.get("grad_dead_max", pd.Series(np.nan, index=critical.index))
+    if "grad_zeroed_max" in critical:
+        exposed = exposed.fillna(critical.grad_zeroed_max)
+    return pd.DataFrame({"kind": critical.kind, "arch": critical.arch, "dataset": critical.dataset,
+                         "converged": flag(critical.converged), "grad_sub_norm": critical.grad_sub_norm,
+                         "grad_full_norm": critical.grad_full_norm, "grad_exposed_max": exposed})
+
+
+def main(argv=None):
+    step = Step("neuromanifolds", "evaluate", __doc__)
+    step.parser.add_argument("--dimensions", type=Path, required=True)
+    step.parser.add_argument("--singular", type=Path, required=True)
+    step.parser.add_argument("--spectra", type=Path, required=True, help="the ranks step's .npz")
+    step.parser.add_argument("--fibers", type=Path, required=True)
+    step.parser.add_argument("--critical", type=Path, nargs="+", required=True, help="critical/<kind>.csv files")
+    step.parser.add_argument("--sparsity", type=Path, required=True)
+    step.parser.add_argument("--table", type=Path, required=True, help="Table A (.csv)")
+    step.parser.add_argument("--spectra-table", type=Path, required=True, help="tidy singular values (.csv)")
+    step.parser.add_argument("--gradients", type=Path, required=True, help="tidy E5 gradients (.csv)")
+    step.parser.add_argument("--claims", type=Path, required=True)
+    args, _ = step.start(argv)
+    dims, singular = pd.read_csv(args.dimensions), pd.read_csv(args.singular)
+    critical = pd.concat([pd.read_csv(p) for p in args.critical], ignore_index=True)
+    fibers, sparsity = pd.read_csv(args.fibers), pd.read_csv(args.sparsity)
+    result = claims_mod.check(CLAIMS, measure(dims, singular, fibers, critical, sparsity), args.profile, args.claims, step.log)
+    write_text(args.table, table_a(dims, singular).to_csv(index=False, float_format="%.6g"))
+    write_text(args.spectra_table, spectra_table(read_npz(args.spectra)).to_csv(index=False, float_format="%.6g"))
+    write_text(args.gradients, gradient_table(critical).to_csv(index=False, float_format="%.6g"))
+    step.finish(metrics=claims_mod.as_metrics(result), artifacts=[args.table, args.claims],
+                outputs=[args.table, args.spectra_table, args.gradients, args.claims])
+
+
+if __name__ == "__main__":
+    main()

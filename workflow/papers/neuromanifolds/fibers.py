@@ -1,0 +1,45 @@
+"""E3: identifiability. Solve phi(W') = phi(W*) by Levenberg-Marquardt from many random starts and count the
+solution clusters: for generic sigma an MLP's fiber should be its permutation orbit, a CNN's the point W* alone."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from workflow.core.io import write_text
+from workflow.core.step import Step
+
+from . import methods
+from .ranks import arch_spec, point_seed, random_point
+
+
+def fiber_rows(specs: list[dict], degree: int, n_points: int, starts: int, max_nfev: int, seed: int, log=print) -> list:
+    """One row per architecture, W* the (generic) point of its Table A row at this degree."""
+    rows = []
+    for spec in specs:
+        started = time.time()
+        s = point_seed(seed, methods.make_arch(spec).label(), degree)
+        arch, c, theta, X, _ = random_point(spec, degree, n_points, s)
+        rep = methods.fiber_report(arch, c, X, theta, n_starts=starts, seed=s + 1, max_nfev=max_nfev)
+        rows.append({"arch": arch.label(), "kind": arch.kind, "degree": degree, "n_params": arch.n_params}
+                    | {k: v for k, v in rep.items() if k != "cluster_orbit_dists"}
+                    | {"seconds": round(time.time() - started, 2)})
+        log(f"{arch.label()}: {rep['n_converged']}/{starts} starts converged, {rep['n_clusters']} clusters "
+            f"({rep['n_symmetric_clusters']} on the symmetry orbit of size {rep['orbit_size']}, {rep['n_other_clusters']} other)")
+    return rows
+
+
+def main(argv=None):
+    step = Step("neuromanifolds", "fibers", __doc__)
+    step.parser.add_argument("--out", type=Path, required=True, help=".csv, one row per architecture")
+    args, p = step.start(argv)
+    specs = [arch_spec(w) for w in p["mlp"]] + [arch_spec(k) for k in p["cnn"]]
+    table = pd.DataFrame(fiber_rows(specs, p["degree"], p["n_points"], p["starts"], p["max_nfev"], p["seed"], log=step.log))
+    write_text(args.out, table.to_csv(index=False, float_format="%.6g"))
+    step.finish(metrics={"converged_starts": table.n_converged.sum(), "other_clusters": table.n_other_clusters.sum()},
+                outputs=[args.out])
+
+
+if __name__ == "__main__":
+    main()

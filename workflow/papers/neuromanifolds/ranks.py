@@ -1,0 +1,138 @@
+"""E1/E2/E4: Jacobian ranks of the parametrisation (float SVD and exact mod p) for every MLP and CNN, sigma generic
+and x^r, at random and zero-padded points, plus the singular points of sparse subnetworks (dead neuron, CNN node)."""
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from workflow.core.io import write_npz, write_text
+from workflow.core.step import Step
+
+from . import methods
+
+DEAD = {"layer": 1, "neuron": 0}  # E4: which neuron dies; every neuron of a layer is equivalent (permutation symmetry)
+DIM_COLUMNS = ["arch", "kind", "activation", "sigma", "degree", "n_points", "n_params", "n_hidden", "ambient", "formula",
+               "expected", "upper_bound", "rank_numeric", "rank_numeric_raw", "rank_exact_lb", "certified", "gap",
+               "rank_zero_padded", "rank_zero_padded_exact_lb", "seed"]
+
+
+def arch_spec(entry) -> dict:
+    """params.yaml entry -> architecture dict: a list of widths is an MLP, {kernels, strides} a CNN."""
+    if isinstance(entry, dict):
+        return {"kind": "cnn", "kernels": list(entry["kernels"]), "strides": list(entry["strides"])}
+    return {"kind": "mlp", "widths": list(entry)}
+
+
+def point_seed(seed: int, label: str, r: int) -> int:
+    """One seed per (architecture, degree), independent of the order of the lists: each row is reproducible alone."""
+    return int(np.random.SeedSequence([seed, zlib.crc32(label.encode()), r]).generate_state(1)[0])
+
+
+def random_point(spec, r: int, n_points: int, seed: int):
+    """(arch, c, theta, X, rng): the generic sigma, parameters and inputs that methods.architecture_dimension draws
+    for this seed, in the same order, so that E3/E4 work at the very point of the Table A row."""
+    arch = methods.make_arch(spec)
+    rng = np.random.default_rng(seed)
+    c = methods.activation_coeffs(r, "generic", rng)
+    theta = methods.init_params(arch, rng)
+    X = methods.sample_inputs(n_points, arch.widths[0], rng)
+    return arch, c, theta, X, rng
+
+
+def poly(c) -> str:
+    """sigma's coefficients -> 'x^3 + x^2' (for the paper's worked examples)."""
+    terms = [("" if v == 1 else f"{v:g}") + ("x" if i == 1 else f"x^{i}") for i, v in enumerate(c) if v != 0 and i > 0]
+    return " + ".join(reversed(terms)).replace("+ -", "- ") or "0"
+
+
+def spectrum_key(label: str, r: int, point: str) -> str:
+    return f"{label}|{r}|{point}"
+
+
+def dimension_row(rep: dict, seed: int, sigma: str) -> dict:
+    return {k: rep.get(k, np.nan) for k in DIM_COLUMNS} | {"sigma": sigma, "seed": seed}
+
+
+def dimension_rows(specs: list[dict], degrees: list[int], n_points: int, seed: int, log=print) -> tuple[list, dict]:
+    """E1 (MLP: generic and x^r) and E2 (CNN: generic, at a random and at a zero-padded point) for every degree."""
+    rows, spectra = [], {}
+    for spec in specs:
+        label = methods.make_arch(spec).label()
+        for r in degrees:
+            s = point_seed(seed, label, r)
+            for activation in ("generic", "monomial") if spec["kind"] == "mlp" else ("generic",):
+                rep = methods.architecture_dimension(spec, r, activation, n_points=n_points, seed=s)
+                rows.append(dimension_row(rep, s, "generic" if activation == "generic" else f"x^{r}"))
+                spectra[spectrum_key(label, r, activation)] = rep["singular_values"]
+                if spec["kind"] == "cnn":
+                    spectra[spectrum_key(label, r, "zero_padded")] = rep["singular_values_zero_padded"]
+            last = rows[-2] if spec["kind"] == "mlp" else rows[-1]
+            log(f"{label} r={r}: rank {last['rank_numeric']} (exact >= {last['rank_exact_lb']}) of bound "
+                f"{last['upper_bound']}, #params {last['n_params']}, ambient {last['ambient']}")
+    return rows, spectra
+
+
+def example_rows(examples: list[dict], n_points: int, seed: int, log=print) -> list:
+    """The paper's own worked examples (explicit sigma), e.g. MLP (2,2,1) with x^3 + x^2: a hypersurface in R^7."""
+    rows = []
+    for ex in examples:
+        spec, c = arch_spec(ex["arch"]), [float(v) for v in ex["coeffs"]]
+        label = methods.make_arch(spec).label()
+        s = point_seed(seed, label, len(c) - 1)
+        rep = methods.architecture_dimension(spec, len(c) - 1, c, n_points=n_points, seed=s)
+        rows.append(dimension_row(rep, s, poly(c)) | {"activation": "example"})
+        log(f"paper example {label}, sigma = {poly(c)}: rank {rep['rank_numeric']} in ambient {rep['ambient']}")
+    return rows
+
+
+def singular_rows(specs: list[dict], degrees: list[int], n_points: int, seed: int, log=print) -> tuple[list, dict]:
+    """E4 at the point of each Table A row: MLP with one dead neuron (rank drop, 'cusp type'); CNN zero-padded point W
+    and its shift W' (same function, two tangent spaces: 'node type')."""
+    rows, spectra = [], {}
+    for spec in specs:
+        for r in degrees:
+            arch, c, theta, X, rng = random_point(spec, r, n_points, point_seed(seed, methods.make_arch(spec).label(), r))
+            base = {"arch": arch.label(), "kind": arch.kind, "degree": r, "n_params": arch.n_params}
+            if arch.kind == "mlp":
+                rep = methods.mlp_subnetwork_report(arch, c, X, theta, **DEAD)
+                rank_generic = methods.numerical_rank(methods.jacobian(arch, theta, X, c))["rank"]
+                rows.append(base | {"point": "dead_neuron", "rank_generic": rank_generic} |
+                            {k: rep[k] for k in ("layer", "neuron", "rank_numeric", "rank_exact_lb", "rank_sub", "n_params_sub")})
+                spectra[spectrum_key(arch.label(), r, "dead_neuron")] = rep["singular_values"]
+                log(f"{arch.label()} r={r}: dead neuron rank {rep['rank_numeric']} < generic {rank_generic}")
+            else:
+                shifts = methods.cnn_shift_vectors(arch)[0]
+                thz = methods.cnn_zero_padded_params(arch, rng, shifts)  # the zero-padded point of the Table A row
+                rep = methods.cnn_node_report(arch, c, X, thz, shifts)
+                keep = ("sum_k", "max_abs_diff", "rank_W", "rank_W_shift", "rank_joint", "rank_joint_exact_lb")
+                rows.append(base | {"point": "node", "shifts": " ".join(map(str, shifts))} | {k: rep[k] for k in keep})
+                log(f"{arch.label()} r={r}: node at shift {shifts}: max|phi(W)-phi(W')| = {rep['max_abs_diff']:.2g}, "
+                    f"joint rank {rep['rank_joint']} vs sum k {rep['sum_k']}")
+    return rows, spectra
+
+
+def main(argv=None):
+    step = Step("neuromanifolds", "ranks", __doc__)
+    step.parser.add_argument("--dimensions", type=Path, required=True, help=".csv, one row per architecture x degree x sigma")
+    step.parser.add_argument("--singular", type=Path, required=True, help=".csv of the E4 subnetwork points")
+    step.parser.add_argument("--spectra", type=Path, required=True, help=".npz of normalised singular values per point")
+    args, p = step.start(argv)
+    specs = [arch_spec(w) for w in p["mlp"]] + [arch_spec(k) for k in p["cnn"]]
+    dims, spectra = dimension_rows(specs, p["degrees"], p["n_points"], p["seed"], log=step.log)
+    dims += example_rows(p["examples"], p["n_points"], p["seed"], log=step.log)
+    sing, sing_spectra = singular_rows(specs, p["degrees"], p["n_points"], p["seed"], log=step.log)
+    dims, sing = pd.DataFrame(dims), pd.DataFrame(sing)
+    write_text(args.dimensions, dims.to_csv(index=False, float_format="%.6g"))
+    write_text(args.singular, sing.to_csv(index=False, float_format="%.6g"))
+    write_npz(args.spectra, **spectra, **sing_spectra)
+    gen = dims[dims.activation == "generic"]
+    step.finish(metrics={"rows": len(dims), "generic_certified": gen.certified.mean(),
+                         "generic_rank_equals_bound": (gen.rank_numeric == gen.upper_bound).mean()},
+                outputs=[args.dimensions, args.singular, args.spectra])
+
+
+if __name__ == "__main__":
+    main()
