@@ -1,0 +1,243 @@
+"""Tests for the ``lnsp`` core algorithms (workflow/papers/lnsp): languages, NSP labels, L*_nsp, aalpy baselines,
+the PAC NSP equivalence oracle and a tiny Transformer teacher. One torch thread, a few seconds in all."""
+
+import numpy as np
+import pytest
+import torch
+
+from workflow.papers.lnsp import methods as M
+from workflow.papers.lnsp.languages import DFA
+
+torch.set_num_threads(1)
+
+
+# ------------------------------------------------------------------------------------------ languages
+@pytest.mark.parametrize("name", sorted(M.EXPECTED_STATES))
+def test_language_sizes_are_minimal_and_match_aalpy(name):
+    d = M.get_language(name)
+    assert d.n_states == M.EXPECTED_STATES[name]
+    assert d.minimize().n_states == d.n_states
+    a = d.to_aalpy()
+    a.minimize()
+    assert len(a.states) == d.n_states
+
+
+@pytest.mark.parametrize("name,pos,neg", [
+    ("tomita1", ["", "1", "111"], ["0", "10", "110"]),
+    ("tomita2", ["", "10", "1010"], ["1", "01", "100", "1011"]),
+    ("tomita3", ["", "1", "0", "11", "100", "110", "1100", "1001", "11000"], ["10", "101", "010", "1110", "1011", "111000",
+                                                                               "10001", "111010"]),
+    ("tomita4", ["", "00", "1001", "0100100"], ["000", "1000", "10001"]),
+    ("tomita5", ["", "11", "00", "1001", "0101"], ["1", "0", "10", "111", "0001"]),
+    ("tomita6", ["", "10", "01", "1100", "000111"], ["1", "0", "11", "100"]),
+    ("tomita7", ["", "0", "1", "0101", "0011", "00110011"], ["10101", "010101", "1010"]),
+    ("parity", ["", "0", "11", "0101", "1001"], ["1", "10", "111", "0100"]),
+    ("dyck2_2", ["", "()", "[()]", "([])[]"], [")(", "(]", "((()))", "(", "[[[]]]"]),
+    ("dyck4_3", ["<{[]}>", "([{}])<>"], ["([{<>}])", "<]"]),
+])
+def test_language_membership_known_words(name, pos, neg):
+    d = M.get_language(name)
+    assert all(d.accepts(w) for w in pos)
+    assert not any(d.accepts(w) for w in neg)
+
+
+def test_nsp_labels_hand_checked():
+    # Tomita 2 = (10)*, word "101": prefixes "", "1", "10", "101"
+    mem, cont = M.nsp_labels(M.get_language("tomita2"), "101")
+    assert mem.tolist() == [True, False, True, False]
+    # continuation bits over ("0", "1"): after "" only "1" live; after "1" only "0"; after "10" only "1"; ...
+    assert cont.tolist() == [[False, True], [True, False], [False, True], [True, False]]
+    # Dyck-(2,2) word "(": member 0, continuation: "(" live (depth 2 ok), ")" live, "[" live, "]" dead
+    mem, cont = M.nsp_labels(M.get_language("dyck2_2"), "((")
+    assert mem.tolist() == [True, False, False]
+    assert cont[1].tolist() == [True, True, True, False]          # ( ) [ ] after "("
+    assert cont[2].tolist() == [False, True, False, False]        # depth 2 = m: only ")" is live
+    ex = M.nsp_example(M.get_language("tomita2"), "10")
+    assert ex == {"word": "10", "member": "101", "cont": ["01", "10", "01"]}
+
+
+def test_samplers_positive_deterministic_and_capped():
+    d = M.get_language("dyck3_3")
+    a = M.make_corpus("dyck3_3", 300, seed=5)
+    assert a == M.make_corpus("dyck3_3", 300, seed=5) and a != M.make_corpus("dyck3_3", 300, seed=6)
+    assert all(d.accepts(w) and len(w) <= 24 for w in a)
+    u = M.sample_untruncated(d, 400, np.random.default_rng(0), noise=0.05, **M.LANGUAGES["dyck3_3"]["sampler"])
+    frac_neg = np.mean([not d.accepts(w) for w in u])
+    assert 0.02 < frac_neg < 0.6
+
+
+def test_equivalence_and_difference_words():
+    t4, t7 = M.get_language("tomita4"), M.get_language("tomita7")
+    assert M.equivalent(t4, t4.minimize()) and not M.equivalent(t4, t7)
+    w = M.distinguishing_word(t4, t7)
+    assert t4.accepts(w) != t7.accepts(w)
+    diff = M.difference_words(t4, t7, k=10)
+    assert len(diff) == 10 and all(t4.accepts(x) != t7.accepts(x) for x in diff)
+    assert [len(x) for x in diff] == sorted(len(x) for x in diff) and diff[0] == w
+    assert M.difference_words(t4, t4.minimize(), k=5) == []
+
+
+def test_dfa_roundtrips():
+    d = M.get_language("dyck2_2")
+    assert M.equivalent(DFA.from_dict(d.to_dict()), d)
+    assert M.equivalent(DFA.from_aalpy(d.to_aalpy(), d.alphabet), d)
+
+
+# --------------------------------------------------------------------------------------------- L*_nsp
+@pytest.mark.parametrize("name", M.TOMITA)
+def test_lstar_nsp_exact_teacher_recovers_tomita(name):
+    target = M.get_language(name)
+    res = M.run_exact(name, seed=0)
+    learned = DFA.from_dict(res["dfa"])
+    assert res["converged"] and res["equivalent"] and res["same_size"]
+    # identical minimal DFA (canonical numbering), not only the same language
+    assert np.array_equal(learned.minimize().delta, target.minimize().delta)
+    assert np.array_equal(learned.minimize().accept, target.minimize().accept)
+    assert res["samples_to_last_cex"] <= 10 and res["n_mq"] < 100
+
+
+@pytest.mark.parametrize("name", ["parity", "dyck2_2", "dyck2_3"])
+def test_lstar_nsp_exact_teacher_other_languages(name):
+    res = M.run_exact(name, seed=1)
+    assert res["converged"] and res["equivalent"] and res["n_states"] == M.EXPECTED_STATES[name]
+    assert res["hyp_sizes"][-1] == res["n_states"] and res["rounds"] == len(res["hyp_sizes"])
+
+
+def test_rivest_schapire_suffix_known_answer():
+    """Tomita 2: the first closed table gives the 2-state hypothesis {empty word}; the counterexample "10" has
+    alpha = (MQ("10"), MQ("0"+"0"), MQ("0")) = (1, 0, 0), so RS adds the suffix "0" (not "10")."""
+    from workflow.papers.lnsp.lstar_nsp import _Table
+
+    teacher = M.DFATeacher(M.get_language("tomita2"))
+    tab = _Table(teacher)
+    tab.fill([()])
+    assert tab.close(100)
+    hyp, access = tab.hypothesis()
+    assert hyp.n_states == 2 and access == [(), ("0",)]
+    assert hyp.accepts("") and not hyp.accepts("10")
+    tab.add_cex(hyp, access, tuple("10"))
+    assert tab.E == [(), ("0",)]
+    tab.close(100)
+    hyp2, _ = tab.hypothesis()
+    assert hyp2.n_states == 3 and M.equivalent(hyp2, M.get_language("tomita2"))
+
+
+def test_pac_sample_size():
+    assert M.pac_sample_size(1, 0.01, 0.05) == 369  # ceil(100 (ln 20 + ln 2))
+    assert M.pac_sample_size(2, 0.01, 0.05) == 439
+    assert M.pac_sample_size(1, 0.1, 0.05) == 37
+
+
+@pytest.mark.parametrize("name", ["tomita3", "tomita5", "dyck2_2"])
+def test_aalpy_classic_lstar_and_lstar_nsp_agree(name):
+    target = M.get_language(name)
+    nsp = M.run_exact(name, seed=0)
+    nsp_aalpy = M.run_exact(name, seed=0, backend="aalpy")
+    teacher = M.DFATeacher(target, **M.LANGUAGES[name]["sampler"])
+    classic = M.run_classic(teacher, name, seed=0)
+    a, b, c = (DFA.from_dict(r["dfa"]) for r in (nsp, nsp_aalpy, classic))
+    assert classic["converged"] and M.equivalent(a, c) and M.equivalent(a, b) and M.equivalent(a, target)
+    assert a.n_states == b.n_states == c.n_states == target.n_states
+
+
+def test_nsp_oracle_finds_counterexample_for_wrong_hypothesis():
+    target = M.get_language("dyck2_2")
+    teacher = M.DFATeacher(target, **M.LANGUAGES["dyck2_2"]["sampler"])
+    # wrong hypotheses: Dyck-(2,1) (depth 1 only) and the 1-state "everything" automaton
+    for wrong in (M.dyck(2, 1), DFA(target.alphabet, [[0, 0, 0, 0]], [True])):
+        oracle = M.NSPEquivalenceOracle(teacher, eps=0.05, delta=0.05, rng=0)
+        cex = oracle(wrong)
+        assert cex is not None
+        assert target.accepts(cex) != wrong.accepts(cex)  # a true membership counterexample (Lemma 5.1)
+        assert oracle.samples_to_last_cex >= 1
+    # the target itself passes: no counterexample in the whole round
+    oracle = M.NSPEquivalenceOracle(teacher, eps=0.05, delta=0.05, rng=0)
+    assert oracle(target) is None and oracle.n_samples == M.pac_sample_size(1, 0.05, 0.05)
+
+
+def test_nsp_oracle_lemma_5_1_cases():
+    """Each mismatch type yields its counterexample: membership, target-dead/hyp-live, target-live/hyp-dead."""
+    target = M.get_language("tomita4")  # no "000"
+    teacher = M.DFATeacher(target)
+    rng = np.random.default_rng(0)
+    A = target.alphabet
+    # hypothesis "everything": accepts 000 -> 'dead' or 'member' counterexamples, all rejected by the target
+    everything = DFA(A, [[0, 0]], [True])
+    # hypothesis 1*: "0" dead in the hypothesis but live in the target -> 'live' counterexample via Gen
+    ones = M.tomita(1)
+    kinds = set()
+    for hyp in (everything, ones):
+        o = M.NSPEquivalenceOracle(teacher, eps=0.05, rng=rng)
+        cex = o(hyp)
+        assert cex is not None and target.accepts(cex) != hyp.accepts(cex)
+        kinds.add(o.cex_kinds[-1])
+    assert kinds == {"dead", "live"}
+
+
+def test_binary_oracle_and_classic_budget():
+    # with a too small round budget classic L* on Dyck-(3,3) does not converge; L*_nsp does
+    name = "dyck3_3"
+    teacher = M.DFATeacher(M.get_language(name), **M.LANGUAGES[name]["sampler"])
+    classic = M.run_classic(teacher, name, seed=0, max_rounds=5)
+    assert classic["rounds"] <= 5 and not classic["converged"] and not classic["equivalent"]
+    assert 0.0 < classic["frac_negative"] < 1.0
+
+
+def test_rpni_baseline_runs():
+    name = "tomita4"
+    teacher = M.DFATeacher(M.get_language(name))
+    res = M.rpni_baseline(teacher, M.make_corpus(name, 200, seed=0))
+    assert res["n_pos"] > 0 and res["n_neg"] > 0 and res["n_states"] >= 2
+
+
+def test_mine_errors_confirms_teacher_errors():
+    target = M.get_language("tomita4")
+    wrong = M.get_language("tomita7")
+    # a "teacher" whose language is tomita7: every difference word is a teacher error w.r.t. tomita4
+    res = M.mine_errors(wrong, target, M.DFATeacher(wrong), k=8)
+    assert len(res["words"]) == 8 and res["frac_confirmed"] == 1.0
+    # a correct teacher: the extraction (tomita7) is wrong, none are teacher errors
+    res = M.mine_errors(wrong, target, M.DFATeacher(target), k=8)
+    assert res["frac_confirmed"] == 0.0
+
+
+# ------------------------------------------------------------------------------------------ transformer
+@pytest.fixture(scope="module")
+def tiny_teacher():
+    """Tomita-2 ((10)*) teacher: 1 layer, d 16, 120 steps -- seconds; (10)* is learnt almost at once."""
+    words = M.make_corpus("tomita2", 400, seed=0)
+    model, info = M.train_transformer(words, ("0", "1"), n_layers=1, d_model=16, n_heads=2, max_len=40,
+                                      pos="alibi", steps=120, batch_size=32, lr=3e-3, seed=0)
+    return model, info
+
+
+def test_train_teacher_deterministic():
+    prof = dict(M.PROFILES["smoke"], n_train=100, n_train_large=100, d_model=16, n_heads=2)
+    a, cfg, info = M.train_teacher("tomita4", seed=3, profile=prof, steps=15)
+    b, _, _ = M.train_teacher("tomita4", seed=3, profile=prof, steps=15)
+    c, _, _ = M.train_teacher("tomita4", seed=4, profile=prof, steps=15)
+    assert all(torch.equal(a[k], b[k]) for k in a) and not all(torch.equal(a[k], c[k]) for k in a)
+    assert cfg["alphabet"] == ["0", "1"] and info["steps"] == 15 and info["n_train"] == 100
+
+
+def test_transformer_state_dict_roundtrip_and_determinism(tiny_teacher):
+    model, info = tiny_teacher
+    sd = model.state_dict()
+    assert all(isinstance(v, torch.Tensor) for v in sd.values())
+    again = M.build_model(info["config"], sd)
+    t1, t2 = M.TransformerTeacher(model), M.TransformerTeacher(again)
+    words = ["", "10", "1010", "1", "0", "100"]
+    assert t1.membership(words).tolist() == t2.membership(words).tolist()
+    assert info["losses"][-1] < info["losses"][0]
+
+
+def test_transformer_teacher_extraction_tomita2(tiny_teacher):
+    model, _ = tiny_teacher
+    teacher = M.TransformerTeacher(model)
+    assert teacher.membership(["", "10", "1010", "1", "0", "11"]).tolist() == [True, True, True, False, False, False]
+    assert teacher.support("").tolist() == [False, True, True]  # "0" dead, "1" live, EOS in support
+    met = M.teacher_metrics(teacher, "tomita2", n=200)
+    assert met["heldout_string_acc"] == 1.0 and met["own_string_acc"] == 1.0
+    res = M.extract(teacher, "tomita2", seed=0)
+    assert res["equivalent"] and res["n_states"] == 3 and res["samples_to_last_cex"] <= 5
+    assert res["mined"]["words"] == []
