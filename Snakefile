@@ -18,7 +18,7 @@ try:
 except ParamsError as err:
     raise WorkflowError(str(err)) from None
 
-PAPERS = ["adam_implicit_bias", "cosa", "hypergraph_sparsify", "neuromanifolds"]
+PAPERS = ["adam_implicit_bias", "cosa", "hypergraph_sparsify", "neuromanifolds", "lnsp"]
 
 
 include: "rules/common.smk"
@@ -27,6 +27,7 @@ include: "rules/adam_implicit_bias.smk"
 include: "rules/cosa.smk"
 include: "rules/hypergraph_sparsify.smk"
 include: "rules/neuromanifolds.smk"
+include: "rules/lnsp.smk"
 include: "rules/report.smk"
 
 

@@ -241,3 +241,30 @@ def test_transformer_teacher_extraction_tomita2(tiny_teacher):
     res = M.extract(teacher, "tomita2", seed=0)
     assert res["equivalent"] and res["n_states"] == 3 and res["samples_to_last_cex"] <= 5
     assert res["mined"]["words"] == []
+
+
+def test_evaluate_measure_on_hand_made_tables():
+    """The evaluate step's measure(): gate, per-unit C1/C4 flags, C5 on the weak teacher, on a hand-made table."""
+    import pandas as pd
+
+    from workflow.papers.lnsp.evaluate import measure
+
+    exact = pd.DataFrame({
+        "language": ["tomita3", "dyck2_2", "dyck2_2", "dyck3_3"], "family": ["tomita", "dyck", "dyck", "dyck"],
+        "seed": [0, 0, 1, 0], "target_states": [5, 8, 8, 41], "nsp_n_states": [5, 8, 8, 40],
+        "nsp_equivalent": ["True", "True", "True", "False"], "nsp_samples_to_last_cex": [4, 3, 10, 30],
+        "classic_samples_to_last_cex": [51, 17, 20, 100], "classic_converged": [True, True, True, False],
+        "classic_equivalent": [True, True, True, False]})
+    teachers = pd.DataFrame({
+        "language": ["tomita3", "parity", "dyck2_2", "dyck2_3"], "family": ["tomita", "parity", "dyck", "dyck"],
+        "variant": ["full", "full", "full", "weak"], "heldout_string_acc": [1.0, 0.8, 0.9995, 0.5],
+        "gated": [True, False, True, False], "nsp_n_states": [5, 9, 8, 20], "nsp_target_states": [5, 2, 8, 16],
+        "nsp_equivalent": [True, False, True, False], "nsp_samples_to_last_cex": [1, 50, 40, 7],
+        "nsp_time_s": [0.3, 2.0, 1.0, 0.5], "mined_frac_confirmed": [float("nan"), 1.0, float("nan"), 0.95]})
+    m = measure(exact, teachers)
+    assert m["c1_exact"] == [1.0, 1.0, 1.0, 0.0]
+    assert m["c2_equivalent"] == [1.0, 1.0] and m["c2_n_gated"] == [2.0]
+    assert m["c2_tomita_samples"] == [1.0] and m["c2_dyck_samples"] == [40.0] and m["c2_tomita_seconds"] == [0.3]
+    assert m["c3_state_excess"] == [0.0, 0.0] and m["info_c6_ungated_state_excess"] == [7.0]
+    assert m["c4_nsp_wins"] == [1.0, 0.0, 1.0]  # 17 >= 3*3; 20 < 3*10; classic failed
+    assert m["c5_not_equivalent"] == [1.0] and m["c5_frac_confirmed"] == [0.95]

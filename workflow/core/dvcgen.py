@@ -28,7 +28,7 @@ HEADER = ("# GENERATED from the Snakemake DAG by `python -m workflow.core.dvcgen
 
 
 def snakemake_jobs(profile: str, root: Path = ROOT) -> list:
-    """Every job of the full DAG (as if nothing existed), in topological order."""
+    """Every job of the full DAG (as if nothing existed), in a stable order."""
     from snakemake.api import SnakemakeApi
     from snakemake.settings.types import ConfigSettings, DAGSettings, OutputSettings, Quietness, ResourceSettings
 
@@ -40,7 +40,10 @@ def snakemake_jobs(profile: str, root: Path = ROOT) -> list:
         workflow = dag_api.workflow_api._workflow
         workflow._prepare_dag(forceall=True, ignore_incomplete=True, lock_warn_only=True, nolock=True)
         workflow._build_dag()
-        jobs = [job for level in workflow.dag.toposorted() for job in sorted(level, key=lambda j: str(j))]
+        # Stage order: rules as the rule files define them (a paper's data -> ... -> plot), then wildcards.
+        # (toposorted() levels are not stable between runs; DVC derives its own DAG from deps and outs anyway.)
+        rule_order = {rule.name: i for i, rule in enumerate(workflow.rules)}
+        jobs = sorted(workflow.dag.jobs, key=lambda j: (rule_order[j.rule.name], sorted(j.wildcards_dict.items())))
         return [{"rule": job.rule.name, "wildcards": dict(job.wildcards_dict), "input": list(map(str, job.input)),
                  "output": list(map(str, job.output)), "log": list(map(str, job.log)), "params": dict(job.params),
                  "shellcmd": job.shellcmd} for job in jobs if job.shellcmd]

@@ -28,7 +28,8 @@ Pipeline helpers (this module)
   ``PROFILES``; ``word_to_str`` / ``str_to_word``; ``nsp_example(dfa, w) -> dict``; ``make_corpus(name, n, seed)``;
   ``run_exact(name, seed, ...)`` [C1]; ``run_classic(teacher, target, seed, ...)`` [C4];
   ``train_teacher(name, seed, profile)`` -> ``(state_dict, config, info)``; ``load_teacher(config, state_dict)``;
-  ``teacher_metrics(teacher, name, seed)`` [C2/C3 gate]; ``extract(teacher, name, seed, ...)`` [C2, C3, C5].
+  ``teacher_metrics(teacher, name, seed)`` [C2/C3 gate]; ``extract(teacher, name, seed, ...)`` [C2, C3, C5];
+  ``compare_with_aalpy(languages, seed)`` (bench/reference_libraries.py: L*_nsp beside aalpy's classic L*).
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ __all__ = [
     "mine_errors",
     "POS_KINDS", "CausalTransformerLM", "TransformerTeacher", "build_model", "model_config", "train_transformer",
     "PROFILES", "word_to_str", "str_to_word", "nsp_example", "make_corpus", "run_exact", "run_classic",
-    "train_teacher", "load_teacher", "teacher_metrics", "extract",
+    "train_teacher", "load_teacher", "teacher_metrics", "extract", "compare_with_aalpy",
 ]
 
 PROFILES = {
@@ -188,3 +189,19 @@ def extract(teacher: Teacher, name: str, seed: int = 0, eps: float = 0.01, delta
     cmp = compare_dfa(res["dfa"], target)
     mined = mine_errors(res["dfa"], target, teacher, k=n_mined)
     return {"language": name, **res, **{k: v for k, v in cmp.items() if k != "n_states"}, "mined": mined}
+
+
+def compare_with_aalpy(languages=None, seed: int = 0) -> list:
+    """L*_nsp (own L*, NSP labels + generative queries) beside aalpy's classic L* (``run_Lstar``, binary labels,
+    20 EQ rounds), both with the exact DFA teacher of each language (default: the paper's 11). One dict per
+    language: ``{language, nsp_mq, nsp_seconds, classic_mq, classic_seconds, nsp_exact, classic_exact}`` (``*_exact``:
+    the learned DFA is equivalent to the target with its minimal number of states; classic also needs convergence)."""
+    rows = []
+    for name in (SUITE if languages is None else languages):
+        nsp = run_exact(name, seed)
+        cls = run_classic(DFATeacher(get_language(name), **_sampler(name)), name, seed)
+        rows.append({"language": name, "nsp_mq": int(nsp["n_mq"]), "nsp_seconds": round(float(nsp["time_s"]), 4),
+                     "classic_mq": int(cls["n_mq"]), "classic_seconds": round(float(cls["time_s"]), 4),
+                     "nsp_exact": bool(nsp["equivalent"] and nsp["same_size"]),
+                     "classic_exact": bool(cls["equivalent"] and cls["same_size"] and cls["converged"])})
+    return rows

@@ -1,0 +1,114 @@
+# L*_nsp: automata learning in the next-symbol-prediction setting (spec: shared/papers/lnsp.md)
+# exact-teacher runs per seed (C1, C4) + Transformer teacher per (variant, language) -> extraction (C2, C3, C5)
+# -> main table + claims -> figures
+LNSP = PARAMS["lnsp"]
+LNSP_OUT = "results/lnsp"
+FIGURES["lnsp"] = LNSP_FIGURES = expand(f"{LNSP_OUT}/figures/{{fig}}.png", fig=["table_main", "dyck_samples"])
+LNSP_TEACHERS = [("full", lang) for lang in LNSP["teachers"]] + [("weak", lang) for lang in LNSP["weak_teachers"]]
+
+
+wildcard_constraints:
+    variant="full|weak",
+    lang="[a-z0-9_]+",
+    seed="[0-9]+",
+
+
+rule lnsp:
+    input:
+        f"{LNSP_OUT}/claims.json",
+        LNSP_FIGURES,
+
+
+rule lnsp_exact:
+    input:
+        code=code("lnsp", "exact", "methods", "languages", "lstar_nsp"),
+    output:
+        f"{LNSP_OUT}/exact/s{{seed}}.csv",
+    params:
+        **reads("lnsp.exact"),
+    log:
+        **logs("lnsp", "exact", "s{seed}"),
+    benchmark:
+        bench("lnsp", "exact", "s{seed}")
+    threads: 1
+    shell:
+        step("papers.lnsp.exact", "--seed {wildcards.seed} --out {output:q}")
+
+
+rule lnsp_train_teacher:
+    input:
+        code=code("lnsp", "train_teacher", "methods", "languages", "lstar_nsp", "transformer"),
+    output:
+        model=f"{LNSP_OUT}/teachers/{{variant}}/{{lang}}.pt",
+        summary=f"{LNSP_OUT}/teachers/{{variant}}/{{lang}}.json",
+    params:
+        **reads("lnsp.teacher", "lnsp.variants.{variant}"),
+    log:
+        **logs("lnsp", "train_teacher", "{variant}/{lang}"),
+    benchmark:
+        bench("lnsp", "train_teacher", "{variant}/{lang}")
+    threads: 1
+    shell:
+        step("papers.lnsp.train_teacher",
+             "--language {wildcards.lang} --variant {wildcards.variant} --out {output.model:q} --summary {output.summary:q}")
+
+
+rule lnsp_extract:
+    input:
+        model=f"{LNSP_OUT}/teachers/{{variant}}/{{lang}}.pt",
+        summary=f"{LNSP_OUT}/teachers/{{variant}}/{{lang}}.json",
+        code=code("lnsp", "extract", "methods", "languages", "lstar_nsp", "transformer"),
+    output:
+        f"{LNSP_OUT}/extract/{{variant}}/{{lang}}.json",
+    params:
+        **reads("lnsp.extract"),
+    log:
+        **logs("lnsp", "extract", "{variant}/{lang}"),
+    benchmark:
+        bench("lnsp", "extract", "{variant}/{lang}")
+    threads: 1
+    shell:
+        step("papers.lnsp.extract", "--teacher {input.model:q} --summary {input.summary:q} --out {output:q}")
+
+
+rule lnsp_evaluate:
+    input:
+        exact=expand(f"{LNSP_OUT}/exact/s{{seed}}.csv", seed=LNSP["seeds"]),
+        extract=[f"{LNSP_OUT}/extract/{v}/{lang}.json" for v, lang in LNSP_TEACHERS],
+        claims="workflow/papers/lnsp/claims.yaml",
+        code=code("lnsp", "evaluate"),
+    output:
+        table=f"{LNSP_OUT}/table_main.csv",
+        exact=f"{LNSP_OUT}/exact_runs.csv",
+        teachers=f"{LNSP_OUT}/teachers.csv",
+        mined=f"{LNSP_OUT}/mined_errors.csv",
+        claims=f"{LNSP_OUT}/claims.json",
+    params:
+        **reads(),
+    log:
+        **logs("lnsp", "evaluate"),
+    benchmark:
+        bench("lnsp", "evaluate")
+    threads: 1
+    shell:
+        step("papers.lnsp.evaluate",
+             "--exact {input.exact:q} --extract {input.extract:q} --table {output.table:q} --exact-table {output.exact:q} "
+             "--teachers {output.teachers:q} --mined {output.mined:q} --claims {output.claims:q}")
+
+
+rule lnsp_plot:
+    input:
+        table=f"{LNSP_OUT}/table_main.csv",
+        exact=f"{LNSP_OUT}/exact_runs.csv",
+        code=code("lnsp", "plot"),
+    output:
+        LNSP_FIGURES,
+    params:
+        **reads(),
+    log:
+        **logs("lnsp", "plot"),
+    benchmark:
+        bench("lnsp", "plot")
+    threads: 1
+    shell:
+        step("papers.lnsp.plot", "--table {input.table:q} --exact-table {input.exact:q} --figures {output:q}")

@@ -1,0 +1,125 @@
+"""Figures: the main table (as a figure: exact teacher, Transformer teacher, classic L*) and samples to the last
+counterexample of classic L* vs L*_nsp per Dyck language (exact teacher, every seed)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from workflow.core import plotting
+from workflow.core.io import save_figure
+from workflow.core.step import Step
+
+GATE = 0.999   # evaluate.GATE: teachers below it are shaded grey
+
+
+def truth(v) -> bool:
+    return str(v).lower() == "true"
+
+
+def fmt_int(v) -> str:
+    return "—" if pd.isna(v) else f"{int(v)}"
+
+
+def table_cells(t: pd.DataFrame) -> list[list[str]]:
+    rows = []
+    for _, r in t.iterrows():
+        exact = f"{fmt_int(r.exact_states)}" + ("" if r.exact_runs_ok == r.exact_runs else " ✗")
+        if pd.isna(r.teacher_acc):
+            teacher = ["—"] * 4
+        else:
+            eq = "✓" if truth(r.ext_equivalent) else "✗"
+            teacher = [f"{100 * r.teacher_acc:.1f} %", f"{fmt_int(r.ext_states)}" + ("" if truth(r.ext_converged) else " (cap)"),
+                       eq, fmt_int(r.ext_samples)]
+        classic = [fmt_int(r.classic_samples), fmt_int(r.classic_states) + ("" if truth(r.classic_ok) else " ✗")]
+        rows.append([r.language, fmt_int(r.target_states), exact, fmt_int(r.exact_mq), fmt_int(r.exact_samples),
+                     f"{int(r.exact_runs_ok)}/{int(r.exact_runs)}", *teacher, *classic])
+    return rows
+
+
+def fig_table(t: pd.DataFrame):
+    """The paper's main table; a teacher below the accuracy gate is shaded grey, a non-equivalent extraction red."""
+    header = ["language", "target\nstates", "L*_nsp\nstates", "MQs", "samples to\nlast cex", "exact\nruns",
+              "teacher NSP\nacc. (held-out)", "extracted\nstates", "equiv.", "samples to\nlast cex",
+              "classic L*\nsamples", "classic L*\nstates"]
+    cells = table_cells(t)
+    fig, ax = plotting.subplots(1, 1, width=12.5, height=0.3 * len(cells) + 0.9)
+    ax = ax[0][0]
+    ax.axis("off")
+    tab = ax.table(cellText=cells, colLabels=header, loc="upper center", cellLoc="center",
+                   colWidths=[0.09, 0.07, 0.07, 0.07, 0.08, 0.06, 0.11, 0.09, 0.06, 0.08, 0.09, 0.09])
+    tab.auto_set_font_size(False)
+    tab.set_fontsize(8)
+    tab.scale(1, 1.5)
+    for (i, j), cell in tab.get_celld().items():
+        cell.set_edgecolor("#cccccc")
+        if i == 0:
+            cell.set_facecolor("#e8e8e8")
+            cell.set_text_props(weight="bold")
+            cell.set_height(cell.get_height() * 1.6)
+            continue
+        r = t.iloc[i - 1]
+        if 6 <= j <= 9 and not pd.isna(r.teacher_acc):
+            if r.teacher_acc < GATE:
+                cell.set_facecolor("#eeeeee")
+            elif not truth(r.ext_equivalent):
+                cell.set_facecolor("#f4cccc")
+            else:
+                cell.set_facecolor("#e3f1e3")
+    ax.set_title("Main table. Columns 3-6: L*_nsp with the exact DFA teacher (seed 0; exact runs over all seeds). "
+                 "Columns 7-10: Transformer teacher\n(green: passes the 99.9 % accuracy gate and extraction is exact; "
+                 "grey: below the gate; (cap): state cap hit). Columns 11-12: classic L*, binary labels, exact teacher,\n"
+                 "seed 0 (✗: not the target within 20 rounds). MQs = distinct membership queries.", fontsize=8.5)
+    return fig
+
+
+def fig_samples(e: pd.DataFrame):
+    """Samples to the last counterexample per Dyck language and seed, classic L* vs L*_nsp (log y); a classic run
+    that did not reach the target within its budget is drawn as an open marker."""
+    d = e[e.family == "dyck"].copy()
+    langs = list(dict.fromkeys(d.language))
+    fig, ax = plotting.subplots(1, 1, width=6.8, height=3.6)
+    ax = ax[0][0]
+    pal = plotting.sns.color_palette(n_colors=2)
+    x = np.arange(len(langs))
+    for k, (col, label) in enumerate([("nsp", "L*_nsp (NSP labels)"), ("classic", "classic L* (binary labels)")]):
+        for i, lang in enumerate(langs):
+            s = d[d.language == lang]
+            ok = s[f"{col}_converged"].map(truth) & s[f"{col}_equivalent"].map(truth)
+            y = s[f"{col}_samples_to_last_cex"].clip(lower=0.5).to_numpy()
+            jitter = (np.arange(len(s)) - (len(s) - 1) / 2) * 0.06
+            xs = x[i] + (k - 0.5) * 0.3 + jitter
+            ax.scatter(xs[ok.to_numpy()], y[ok.to_numpy()], color=pal[k], marker="o", s=30, zorder=3)
+            ax.scatter(xs[~ok.to_numpy()], y[~ok.to_numpy()], facecolors="none", edgecolors=pal[k], marker="o", s=30,
+                       zorder=3)
+            ax.bar(x[i] + (k - 0.5) * 0.3, np.median(y), width=0.28, color=pal[k], alpha=0.3)
+    targets = d.groupby("language", sort=False).target_states.first()
+    ax.set_xticks(x, [f"{lang}\n({targets[lang]} states)" for lang in langs])
+    ax.set(yscale="log", ylabel="teacher samples to the last counterexample",
+           title=f"Exact teacher, {d.seed.nunique()} seed(s) per language (bars: median; 0 drawn at 0.5)")
+    ax.title.set_fontsize(9)
+    line = plotting.plt.Line2D
+    handles = [line([], [], ls="", marker="o", color=pal[0], label="L*_nsp (NSP labels)"),
+               line([], [], ls="", marker="o", color=pal[1], label="classic L* (binary labels)"),
+               line([], [], ls="", marker="o", markerfacecolor="none", markeredgecolor="grey",
+                    label="open: not the target within 20 rounds")]
+    ax.legend(handles=handles, fontsize=7, loc="upper left")
+    return fig
+
+
+def main(argv=None):
+    step = Step("lnsp", "plot", __doc__)
+    step.parser.add_argument("--table", type=Path, required=True)
+    step.parser.add_argument("--exact-table", type=Path, required=True)
+    step.parser.add_argument("--figures", type=Path, nargs=2, required=True, help="main table, Dyck samples (.png)")
+    args, _ = step.start(argv)
+    table, exact = pd.read_csv(args.table), pd.read_csv(args.exact_table)
+    for fig, path in zip([fig_table(table), fig_samples(exact)], args.figures):
+        save_figure(fig, path)
+        plotting.close(fig)
+    step.finish(artifacts=args.figures, outputs=args.figures)
+
+
+if __name__ == "__main__":
+    main()
