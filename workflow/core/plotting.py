@@ -17,3 +17,12 @@ def subplots(nrows=1, ncols=1, width=4.0, height=3.0, **kw):
 
 def close(fig) -> None:
     plt.close(fig)
+
+
+def save_all(figures, paths) -> None:
+    """Write each figure to its path (atomically) and free it."""
+    from .io import save_figure
+
+    for fig, path in zip(figures, paths, strict=True):
+        save_figure(fig, path)
+        close(fig)

@@ -6,7 +6,6 @@ from pathlib import Path
 import pandas as pd
 
 from workflow.core import plotting
-from workflow.core.io import save_figure
 from workflow.core.step import Step
 
 LABELS = {"inc_adam": "Inc-Adam", "det_adam": "Det-Adam", "adam_proxy": "AdamProxy", "inc_adam_b99": "Inc-Adam β2=0.99",
@@ -60,9 +59,7 @@ def main(argv=None):
     step.parser.add_argument("--figures", type=Path, nargs=3, required=True, help="fig A, B, C (.png)")
     args, _ = step.start(argv)
     curves, table = pd.read_csv(args.curves), pd.read_csv(args.table)
-    for fig, path in zip([fig_gr(curves), fig_gauss(curves), fig_batch(table)], args.figures):
-        save_figure(fig, path)
-        plotting.close(fig)
+    plotting.save_all([fig_gr(curves), fig_gauss(curves), fig_batch(table)], args.figures)
     step.finish(artifacts=args.figures, outputs=args.figures)
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 
 from workflow.core import plotting
-from workflow.core.io import save_figure, write_text
+from workflow.core.io import write_text
 from workflow.core.step import Step
 
 
@@ -65,9 +65,7 @@ def main(argv=None):
     args, _ = step.start(argv)
     table, stream = pd.read_csv(args.table), pd.read_csv(args.stream)
     write_text(args.main_table, main_table(table).to_csv(float_format="%.4f"))
-    for fig, path in zip([fig_table(table), fig_horizon(table), fig_stream(stream), fig_gate(stream)], args.figures):
-        save_figure(fig, path)
-        plotting.close(fig)
+    plotting.save_all([fig_table(table), fig_horizon(table), fig_stream(stream), fig_gate(stream)], args.figures)
     step.finish(artifacts=[*args.figures, args.main_table], outputs=[*args.figures, args.main_table])
 
 

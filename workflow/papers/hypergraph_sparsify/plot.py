@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from workflow.core import plotting
-from workflow.core.io import save_figure, write_text
+from workflow.core.io import write_text
 from workflow.core.step import Step
 
 ORDER = ["store-all", "uniform", "offline-is", "online-exact", "online-sketch", "stream", "mr-only"]
@@ -139,9 +139,7 @@ def main(argv=None):
     q, mem = pd.read_csv(args.sliding), pd.read_csv(args.sliding_trace)
     tab = main_table(t)
     write_text(args.main_table, tab.to_csv(index=False, float_format="%.6g"))
-    for fig, path in zip([fig_space(t, space), fig_pareto(t), fig_sliding(q, mem), fig_table(tab, m_large(t))], args.figures):
-        save_figure(fig, path)
-        plotting.close(fig)
+    plotting.save_all([fig_space(t, space), fig_pareto(t), fig_sliding(q, mem), fig_table(tab, m_large(t))], args.figures)
     step.finish(artifacts=[*args.figures, args.main_table], outputs=[*args.figures, args.main_table])
 
 

@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 
 from workflow.core import plotting
-from workflow.core.io import save_figure
 from workflow.core.step import Step
 
 GATE = 0.999   # evaluate.GATE: teachers below it are shaded grey
@@ -115,9 +114,7 @@ def main(argv=None):
     step.parser.add_argument("--figures", type=Path, nargs=2, required=True, help="main table, Dyck samples (.png)")
     args, _ = step.start(argv)
     table, exact = pd.read_csv(args.table), pd.read_csv(args.exact_table)
-    for fig, path in zip([fig_table(table), fig_samples(exact)], args.figures):
-        save_figure(fig, path)
-        plotting.close(fig)
+    plotting.save_all([fig_table(table), fig_samples(exact)], args.figures)
     step.finish(artifacts=args.figures, outputs=args.figures)
 
 

@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 
 from workflow.core import plotting
-from workflow.core.io import save_figure
 from workflow.core.step import Step
 
 RANK_TOL = 1e-8     # numerical rank: singular values > 1e-8 s_max (spec 6.3)
@@ -115,9 +114,7 @@ def main(argv=None):
     args, _ = step.start(argv)
     table, spectra, grads = pd.read_csv(args.table), pd.read_csv(args.spectra), pd.read_csv(args.gradients)
     grads["converged"] = grads.converged.astype(str).str.lower().eq("true")
-    for fig, path in zip([fig_table(table), fig_spectra(spectra), fig_gradients(grads)], args.figures):
-        save_figure(fig, path)
-        plotting.close(fig)
+    plotting.save_all([fig_table(table), fig_spectra(spectra), fig_gradients(grads)], args.figures)
     step.finish(artifacts=args.figures, outputs=args.figures)
 
 
