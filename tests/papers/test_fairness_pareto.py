@@ -1,0 +1,203 @@
+"""Tests for the ``fairness_pareto`` core algorithms (workflow/papers/fairness_pareto). Tiny LPs, one thread."""
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+
+from workflow.papers.fairness_pareto import methods as M
+
+torch.set_num_threads(1)
+
+# three score bins per group: p[a, k, y] = P(A=a, S=k, Y=y) (sums to 1); alpha_0 != alpha_1
+P = np.array([[[0.20, 0.02], [0.06, 0.05], [0.02, 0.10]],
+              [[0.10, 0.01], [0.05, 0.09], [0.03, 0.27]]])
+P = P / P.sum()
+
+
+def _linear_system(p, notion, eps):
+    """Independent construction: z = C t + d over t = vec(t[a, k]); Acc = c^T t + c0; fairness as G t <= h."""
+    K = p.shape[1]
+    py = p.sum(axis=1)
+    n = 2 * K
+    C, d = np.zeros((4, n)), np.array([0.0, 1.0, 0.0, 1.0])
+    for a in (0, 1):
+        C[2 * a, a * K:(a + 1) * K] = p[a, :, 1] / py[a, 1]
+        C[2 * a + 1, a * K:(a + 1) * K] = -p[a, :, 0] / py[a, 0]
+    c = (p[:, :, 1] - p[:, :, 0]).ravel()
+    c0 = p[:, :, 0].sum()
+    pa = py.sum(axis=1)
+    pr = np.zeros(n)
+    pr[:K] = p[0].sum(axis=1) / pa[0]
+    pr[K:] = -p[1].sum(axis=1) / pa[1]
+    u, v = C[0] - C[2], C[1] - C[3]
+    if notion == "dp":
+        G = np.vstack([pr, -pr]); h = np.array([eps, eps])
+    elif notion == "eop":
+        G = np.vstack([u, -u]); h = np.array([eps, eps])
+    else:  # |u| + |v| <= eps (d cancels in the differences)
+        G = np.vstack([u + v, u - v, -u + v, -u - v]); h = np.full(4, eps)
+    return C, d, c, c0, G, h
+
+
+def _enumerate_best(p, notion, eps, tol=1e-9):
+    """Brute-force vertex enumeration of max Acc over randomised rules t in [0,1]^n with G t <= h: at a
+    vertex at most rank(G_active) <= 2 coordinates are fractional; the rest are deterministic (0/1)."""
+    _, _, c, c0, G, h = _linear_system(p, notion, eps)
+    n = len(c)
+    best = -np.inf
+    for nf in (0, 1, 2):
+        for F in itertools.combinations(range(n), nf):
+            rest = [i for i in range(n) if i not in F]
+            for bits in itertools.product((0.0, 1.0), repeat=len(rest)):
+                t = np.zeros(n)
+                t[rest] = bits
+                hr = h - G[:, rest] @ np.array(bits)
+                # lines in the free coordinates: G_F x = hr, x_j = 0, x_j = 1
+                lines = [(G[i, list(F)], hr[i]) for i in range(len(h))]
+                for j in range(nf):
+                    e = np.zeros(nf); e[j] = 1.0
+                    lines += [(e, 0.0), (e, 1.0)]
+                cands = []
+                if nf == 0:
+                    cands = [np.zeros(0)]
+                else:
+                    for combo in itertools.combinations(lines, nf):
+                        A = np.array([r for r, _ in combo]); b = np.array([s for _, s in combo])
+                        if abs(np.linalg.det(A)) < 1e-12:
+                            continue
+                        cands.append(np.linalg.solve(A, b))
+                for x in cands:
+                    if (x < -tol).any() or (x > 1 + tol).any():
+                        continue
+                    t[list(F)] = x
+                    if (G @ t <= h + 1e-9).all():
+                        best = max(best, c @ t + c0)
+    return best
+
+
+@pytest.mark.parametrize("notion", ["dp", "eod", "eop"])
+def test_score_frontier_matches_enumeration(notion):
+    for eps in (0.0, 0.04, 0.15, 1.0):
+        lp = M.score_frontier(P, eps, notion)["acc"]
+        assert lp == pytest.approx(_enumerate_best(P, notion, eps), abs=1e-6), (notion, eps)
+
+
+def test_unconstrained_end_is_bayes_accuracy():
+    bayes = np.maximum(P[..., 0], P[..., 1]).sum()
+    for notion in M.NOTIONS:
+        r = M.score_frontier(P, 2.0, notion)
+        assert r["acc"] == pytest.approx(bayes, abs=1e-7)
+    # and the Bayes rule is strictly unfair here, so the constraint binds at eps = 0
+    assert M.score_frontier(P, 0.0, "dp")["acc"] < bayes - 1e-3
+
+
+@pytest.mark.parametrize("notion", ["dp", "eod", "eop"])
+def test_fully_fair_end_exact(notion):
+    r = M.score_frontier(P, 0.0, notion)
+    C, d, c, c0, G, h = _linear_system(P, notion, 0.0)
+    t = r["t"].ravel()
+    assert np.abs(G @ t).max() < 1e-7          # independent check of the constraint
+    assert r["fair"] < 1e-7
+    zb = np.array([0.8, 0.85, 0.7, 0.9])
+    s = M.ms_frontier(0.2, 0.45, 0.6, 0.0, notion, z_b=zb)
+    assert s["fair"] < 1e-7
+
+
+@pytest.mark.parametrize("notion", ["dp", "eod", "eop"])
+def test_frontiers_monotone_and_ordered(notion):
+    grid = np.linspace(0, 0.4, 9)
+    sc = np.array([M.score_frontier(P, e, notion)["acc"] for e in grid])
+    assert (np.diff(sc) >= -1e-8).all()
+    zb = np.array([0.75, 0.9, 0.6, 0.8])
+    a0, a1, b = 0.2, 0.45, 0.6
+    ours = M.ms_frontier_curve(a0, a1, b, grid, notion, z_b=zb)["acc"]
+    assert (np.diff(ours) >= -1e-8).all()
+    fact = np.array([M.fact_frontier(a0, a1, b, e, zb, notion)["acc"] for e in grid])
+    assert (ours >= fact - 1e-7).all()            # Lemma 1 (weak form): FACT's set is inside K
+    acc_b = M.fairness_matrices(a0, a1, b)["A_c"] @ zb
+    assert ours[-1] <= acc_b + 1e-8 and M.ms_frontier(a0, a1, b, 1.0, notion, z_b=zb)["acc"] == \
+        pytest.approx(acc_b, abs=1e-7)           # unconstrained end = the vanilla model's accuracy cap
+
+
+def test_linear_forms_match_counts():
+    rng = np.random.default_rng(0)
+    g = rng.integers(0, 2, 500); y = rng.integers(0, 2, 500); yhat = rng.integers(0, 2, 500)
+    st = M.group_stats(y, g)
+    m = M.fairness_metrics(y, yhat, g)
+    f = M.fairness_of_z(m["z"], st["alpha0"], st["alpha1"], st["beta"])
+    for k in ("acc", "dp", "eod", "eop"):
+        assert f[k] == pytest.approx(m[k], abs=1e-12), k
+
+
+def test_lemma2_constant_accuracy():
+    for a0, a1, b in [(0.109, 0.300, 0.667), (0.39, 0.52, 0.60), (0.7, 0.2, 0.3)]:
+        r = M.lemma2_accuracy(a0, a1, b)
+        assert r["acc"] == pytest.approx(r["const_acc"], abs=1e-6)
+
+
+def test_dp_drop_condition_exact_with_own_group_caps():
+    rng = np.random.default_rng(1)
+    for _ in range(12):
+        a0, a1 = rng.uniform(0.05, 0.95, 2); b = rng.uniform(0.2, 0.8)
+        zb = rng.uniform(0.6, 1.0, 4)
+        Mx = M.fairness_matrices(a0, a1, b)
+        err0, err1 = 1 - Mx["A_c0"] @ zb, 1 - Mx["A_c1"] @ zb
+        drop = Mx["A_c"] @ zb - M.ms_frontier(a0, a1, b, 0.0, "dp", z_b=zb)["acc"]
+        if abs(err0 + err1 - abs(a0 - a1)) > 1e-3:
+            assert (drop > 1e-7) == M.dp_drop_condition(err0, err1, a0, a1)
+
+
+def test_fact_gstar_contains_fact():
+    rng = np.random.default_rng(2)
+    n = 400
+    g = rng.integers(0, 2, n); y = (rng.random(n) < np.where(g == 1, 0.5, 0.3)).astype(int)
+    s = y + rng.normal(0, 0.8, n)
+    st = M.group_stats(y, g)
+    roc = M.roc_points(s, y, g, 21)
+    zb = M.confusion_vector(y, (s > 0.5).astype(int), g)
+    for e in (0.0, 0.1):
+        fg = M.fact_gstar_frontier(st["alpha0"], st["alpha1"], st["beta"], e, roc)["acc"]
+        fa = M.fact_frontier(st["alpha0"], st["alpha1"], st["beta"], e, zb)["acc"]
+        assert fg >= fa - 0.02   # thresholds 0.5 lies between ROC grid points: allow grid slack
+
+
+def test_retrain_head_reduces_eod_and_is_deterministic():
+    rng = np.random.default_rng(3)
+    n = 600
+    g = rng.integers(0, 2, n); y = (rng.random(n) < np.where(g == 1, 0.6, 0.3)).astype(int)
+    H = np.c_[y + rng.normal(0, 1, n) + 0.8 * g, rng.normal(0, 1, n)]
+    h0 = M.retrain_head_group_bias(H, y, g, lam=0.0, epochs=150, lr=0.05, seed=0)
+    h1 = M.retrain_head_group_bias(H, y, g, lam=10.0, epochs=150, lr=0.05, seed=0, w_init=h0["w"],
+                                   b_init=h0["b0"])
+    h1b = M.retrain_head_group_bias(H, y, g, lam=10.0, epochs=150, lr=0.05, seed=0, w_init=h0["w"],
+                                    b_init=h0["b0"])
+    e0 = M.fairness_metrics(y, M.predict_group_bias(H, g, h0), g)["eod"]
+    e1 = M.fairness_metrics(y, M.predict_group_bias(H, g, h1), g)["eod"]
+    assert e1 < e0 - 0.05
+    assert np.array_equal(h1["w"], h1b["w"]) and h1["b0"] == h1b["b0"] and h1["b1"] == h1b["b1"]
+    gs = M.gstar_thresholds(H[:, 0], y, g, lam=10.0)
+    assert gs == M.gstar_thresholds(H[:, 0], y, g, lam=10.0)
+
+
+def test_frontier_deterministic():
+    a = M.score_frontier(P, 0.05, "eod"); b = M.score_frontier(P, 0.05, "eod")
+    assert a["acc"] == b["acc"] and np.array_equal(a["t"], b["t"])
+
+
+def test_parse_adult_handles_test_file_quirks():
+    row = "39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, Not-in-family, White, {sex}, 2174, 0, 40, United-States, {lab}"
+    text = "|1x3 Cross validator\n" + "\n".join([row.format(sex="Male", lab=">50K."), row.format(sex="Female", lab="<=50K.")]) + "\n"
+    X, y, g = M.parse_adult(text)
+    assert X.shape == (2, 13) and list(y) == [1, 0] and list(g) == [1, 0]
+    X, y, g = M.parse_adult(text, "married")
+    assert list(y) == [0, 0] and "marital-status" not in X.columns
+
+
+def test_dfr_balanced():
+    rng = np.random.default_rng(4)
+    g = rng.integers(0, 2, 300); y = rng.integers(0, 2, 300)
+    idx = M.dfr_balanced_indices(y, g, seed=0)
+    cnt = [((g[idx] == a) & (y[idx] == c)).sum() for a in (0, 1) for c in (0, 1)]
+    assert len(set(cnt)) == 1 and np.array_equal(idx, M.dfr_balanced_indices(y, g, seed=0))

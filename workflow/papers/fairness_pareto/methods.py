@@ -1,0 +1,388 @@
+"""Core algorithms for ``fairness_pareto`` (Chai, Lu, et al., ICLR 2026, "Rethinking Pareto Frontier:
+optimal trade-offs in fair classification"; official code github.com/cjy24/Pareto-frontier, not read).
+
+Notation (spec section 4.2, binary label Y, binary group A):
+    alpha_a = P(Y=1 | A=a),  beta = P(A=1),
+    confusion vector  z = [TPR_0, TNR_0, TPR_1, TNR_1]^T,
+    Acc(z)  = A_c z,   A_c = [alpha_0(1-beta), (1-alpha_0)(1-beta), alpha_1 beta, (1-alpha_1) beta],
+    Acc_a(z) = A_c^a z (group accuracy: alpha_a TPR_a + (1-alpha_a) TNR_a),
+    DP(z)   = |A_DP z + A'_DP (1 - z)|,  A_DP = [alpha_0, 0, -alpha_1, 0], A'_DP = [0, 1-alpha_0, 0, -(1-alpha_1)],
+    EOd(z)  = ||A_EOd z||_1,  A_EOd = [[1, 0, -1, 0], [0, 1, 0, -1]]   (sum of TPR and TNR gaps),
+    EOp(z)  = |TPR_0 - TPR_1|                                          (equal opportunity, added here).
+Model-specific (MS) Pareto frontier:  F(eps) = max_{z in K} A_c z  s.t.  fairness(z) <= eps,
+    K = {0 <= z <= 1;  A_c z <= A_c z_b;  A_c^a z <= A_c^a z_b^a (a = 0, 1)}.
+
+Pure functions, no file I/O (parsers take text), deterministic given seeds. cvxpy LPs use HiGHS
+(falls back to CLARABEL). Callers should run torch with one thread.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+
+import cvxpy as cp
+import numpy as np
+
+NOTIONS = ("dp", "eod", "eop")
+
+__all__ = [
+    "NOTIONS", "group_stats", "confusion_vector", "fairness_matrices", "fairness_metrics", "fairness_of_z",
+    "ms_frontier", "ms_frontier_curve", "score_frontier", "score_bins_joint", "fact_frontier",
+    "fact_gstar_frontier", "roc_points", "fairness_fairness_frontier", "lemma2_accuracy", "dp_drop_condition",
+    "retrain_head_group_bias", "predict_group_bias", "gstar_thresholds", "dfr_balanced_indices",
+    "parse_adult", "parse_compas",
+]
+
+
+# ----------------------------------------------------------------------------------------------- basics
+def group_stats(y, group) -> dict:
+    """``{"alpha0", "alpha1", "beta"}`` with alpha_a = P(Y=1|A=a), beta = P(A=1) (empirical)."""
+    y = np.asarray(y).astype(int)
+    g = np.asarray(group).astype(int)
+    return {"alpha0": float(y[g == 0].mean()), "alpha1": float(y[g == 1].mean()), "beta": float(g.mean())}
+
+
+def confusion_vector(y, yhat, group) -> np.ndarray:
+    """z = [TPR_0, TNR_0, TPR_1, TNR_1] of hard (or probabilistic, in [0,1]) predictions ``yhat``."""
+    y = np.asarray(y).astype(int)
+    p = np.asarray(yhat, dtype=float)
+    g = np.asarray(group).astype(int)
+    out = []
+    for a in (0, 1):
+        m1, m0 = (g == a) & (y == 1), (g == a) & (y == 0)
+        out += [p[m1].mean() if m1.any() else 0.0, (1 - p[m0]).mean() if m0.any() else 0.0]
+    return np.array(out)
+
+
+def fairness_matrices(alpha0: float, alpha1: float, beta: float) -> dict:
+    """Matrices of the spec's claim 1: keys ``A_c, A_c0, A_c1, A_DP, A_DPp, A_EOd, A_EOp``
+    (``A_c^a`` is the group-a accuracy row, ``A_DPp`` is A'_DP)."""
+    a0, a1, b = float(alpha0), float(alpha1), float(beta)
+    return {
+        "A_c": np.array([a0 * (1 - b), (1 - a0) * (1 - b), a1 * b, (1 - a1) * b]),
+        "A_c0": np.array([a0, 1 - a0, 0.0, 0.0]),
+        "A_c1": np.array([0.0, 0.0, a1, 1 - a1]),
+        "A_DP": np.array([a0, 0.0, -a1, 0.0]),
+        "A_DPp": np.array([0.0, 1 - a0, 0.0, -(1 - a1)]),
+        "A_EOd": np.array([[1.0, 0, -1, 0], [0, 1, 0, -1]]),
+        "A_EOp": np.array([1.0, 0, -1, 0]),
+    }
+
+
+def fairness_of_z(z, alpha0, alpha1, beta) -> dict:
+    """``{"acc", "dp", "eod", "eop", "acc0", "acc1"}`` of a confusion vector via the linear forms."""
+    M = fairness_matrices(alpha0, alpha1, beta)
+    z = np.asarray(z, dtype=float)
+    return {"acc": float(M["A_c"] @ z), "dp": float(abs(M["A_DP"] @ z + M["A_DPp"] @ (1 - z))),
+            "eod": float(np.abs(M["A_EOd"] @ z).sum()), "eop": float(abs(M["A_EOp"] @ z)),
+            "acc0": float(M["A_c0"] @ z), "acc1": float(M["A_c1"] @ z)}
+
+
+def fairness_metrics(y, yhat, group) -> dict:
+    """Test metrics: ``{"acc", "dp", "eod", "eop", "z"}``; DP = |PR_0 - PR_1|, EOd = |dTPR| + |dTNR|."""
+    y = np.asarray(y).astype(int)
+    p = np.asarray(yhat, dtype=float)
+    g = np.asarray(group).astype(int)
+    z = confusion_vector(y, p, g)
+    acc = float((p * y + (1 - p) * (1 - y)).mean())
+    dp = float(abs(p[g == 0].mean() - p[g == 1].mean()))
+    return {"acc": acc, "dp": dp, "eod": float(abs(z[0] - z[2]) + abs(z[1] - z[3])),
+            "eop": float(abs(z[0] - z[2])), "z": z}
+
+
+def _fair_expr(z, M, notion):
+    if notion == "dp":
+        return cp.abs(M["A_DP"] @ z + M["A_DPp"] @ (1 - z))
+    if notion == "eod":
+        return cp.norm1(M["A_EOd"] @ z)
+    if notion == "eop":
+        return cp.abs(M["A_EOp"] @ z)
+    raise ValueError(f"notion must be one of {NOTIONS}")
+
+
+def _solve(prob):
+    for s in ("HIGHS", "CLARABEL"):
+        try:
+            prob.solve(solver=s)
+            if prob.status in ("optimal", "optimal_inaccurate"):
+                return prob.status
+        except (cp.SolverError, Exception):  # noqa: BLE001 - try the next solver
+            continue
+    return prob.status
+
+
+# ------------------------------------------------------------------------------------ MS frontier (ours)
+def ms_frontier(alpha0, alpha1, beta, eps, notion="eod", z_b=None, zb_groups=None) -> dict:
+    """Model-specific Pareto frontier point (spec claim 1):
+
+        F(eps) = max_z A_c z  s.t.  0 <= z <= 1,  A_c z <= A_c z_b,  A_c^a z <= acc_a^cap (a=0,1),
+                                     fairness(z) <= eps.
+
+    ``z_b``: vanilla model's confusion vector (None drops the overall cap); ``zb_groups``: the caps
+    ``(acc_0^cap, acc_1^cap)`` = A_c^a z_b^a (None -> the group accuracies of ``z_b``; ``False`` -> no group
+    caps). Returns ``{"acc", "z", "fair", "status"}``."""
+    M = fairness_matrices(alpha0, alpha1, beta)
+    z = cp.Variable(4)
+    cons = [z >= 0, z <= 1, _fair_expr(z, M, notion) <= eps]
+    if z_b is not None:
+        zb = np.asarray(z_b, dtype=float)
+        cons.append(M["A_c"] @ z <= M["A_c"] @ zb)
+        if zb_groups is None:
+            zb_groups = (M["A_c0"] @ zb, M["A_c1"] @ zb)
+    if zb_groups is not None and zb_groups is not False:
+        cons += [M["A_c0"] @ z <= zb_groups[0], M["A_c1"] @ z <= zb_groups[1]]
+    prob = cp.Problem(cp.Maximize(M["A_c"] @ z), cons)
+    st = _solve(prob)
+    zv = np.clip(np.asarray(z.value, dtype=float), 0, 1) if z.value is not None else np.full(4, np.nan)
+    return {"acc": float(prob.value), "z": zv, "fair": fairness_of_z(zv, alpha0, alpha1, beta)[notion],
+            "status": st}
+
+
+def ms_frontier_curve(alpha0, alpha1, beta, eps_grid, notion="eod", z_b=None, zb_groups=None) -> dict:
+    """F(eps) on a grid: ``{"eps": array, "acc": array}``."""
+    eps = np.asarray(eps_grid, dtype=float)
+    acc = np.array([ms_frontier(alpha0, alpha1, beta, e, notion, z_b, zb_groups)["acc"] for e in eps])
+    return {"eps": eps, "acc": acc}
+
+
+# ------------------------------------------------------------------ score-based frontier (given scores)
+def score_bins_joint(score, y, group, edges) -> np.ndarray:
+    """Joint p[a, k, y] = P(A=a, S in bin k, Y=y) of a base model's scores binned by ``edges``."""
+    s, y, g = np.asarray(score, float), np.asarray(y).astype(int), np.asarray(group).astype(int)
+    k = np.clip(np.searchsorted(edges, s, side="right") - 1, 0, len(edges) - 2)
+    p = np.zeros((2, len(edges) - 1, 2))
+    np.add.at(p, (g, k, y), 1.0)
+    return p / p.sum()
+
+
+def score_frontier(p, eps, notion="eod") -> dict:
+    """Frontier over *all* randomised group-aware post-processings of a binned score.
+
+    ``p[a, k, y] = P(A=a, S=k, Y=y)``; decision rule t[a, k] = P(Yhat=1 | A=a, S=k) in [0, 1]. Then
+    TPR_a = sum_k t_ak p[a,k,1] / P(A=a,Y=1), TNR_a = 1 - sum_k t_ak p[a,k,0] / P(A=a,Y=0),
+    Acc = sum_{a,k} t_ak p[a,k,1] + (1 - t_ak) p[a,k,0] and the LP
+        max_t Acc  s.t.  fairness(z(t)) <= eps,  0 <= t <= 1.
+    At eps >= 1 (no constraint) it returns the Bayes accuracy sum_{a,k} max(p[a,k,0], p[a,k,1]).
+    Returns ``{"acc", "t", "z", "fair", "status"}``."""
+    p = np.asarray(p, dtype=float)
+    py = p.sum(axis=1)                       # (2, 2): P(A=a, Y=y)
+    pa = py.sum(axis=1)
+    alpha = py[:, 1] / pa
+    beta = pa[1]
+    M = fairness_matrices(alpha[0], alpha[1], beta)
+    t = cp.Variable(p.shape[:2])
+    rows = []
+    for a in (0, 1):
+        rows += [p[a, :, 1] @ t[a] / py[a, 1], 1 - p[a, :, 0] @ t[a] / py[a, 0]]
+    z = cp.hstack(rows)
+    acc = cp.sum(cp.multiply(t, p[:, :, 1])) + cp.sum(cp.multiply(1 - t, p[:, :, 0]))
+    prob = cp.Problem(cp.Maximize(acc), [t >= 0, t <= 1, _fair_expr(z, M, notion) <= eps])
+    st = _solve(prob)
+    tv = np.clip(np.asarray(t.value, float), 0, 1)
+    zv = np.array([(p[a, :, 1] @ tv[a]) / py[a, 1] if j == 0 else 1 - (p[a, :, 0] @ tv[a]) / py[a, 0]
+                   for a in (0, 1) for j in (0, 1)])
+    return {"acc": float(prob.value), "t": tv, "z": zv,
+            "fair": fairness_of_z(zv, alpha[0], alpha[1], beta)[notion], "status": st}
+
+
+# --------------------------------------------------------------------------------- baseline frontiers
+def fact_frontier(alpha0, alpha1, beta, eps, z_b, notion="eod") -> dict:
+    """FACT (Kim et al. 2020) randomised flipping of the base classifier z_b:
+        TPR'_a = TPR_a (1 - p_a) + (1 - TPR_a) q_a,   TNR'_a = TNR_a (1 - q_a) + (1 - TNR_a) p_a,
+    p_a (flip 1->0), q_a (flip 0->1) in [0, 1] (linear); max A_c z' s.t. fairness(z') <= eps.
+    Returns ``{"acc", "z", "pq", "status"}``."""
+    M = fairness_matrices(alpha0, alpha1, beta)
+    zb = np.asarray(z_b, float)
+    pq = cp.Variable(4)                      # p0, q0, p1, q1
+    rows = []
+    for a in (0, 1):
+        tpr, tnr, pa, qa = zb[2 * a], zb[2 * a + 1], pq[2 * a], pq[2 * a + 1]
+        rows += [tpr * (1 - pa) + (1 - tpr) * qa, tnr * (1 - qa) + (1 - tnr) * pa]
+    z = cp.hstack(rows)
+    prob = cp.Problem(cp.Maximize(M["A_c"] @ z), [pq >= 0, pq <= 1, _fair_expr(z, M, notion) <= eps])
+    st = _solve(prob)
+    return {"acc": float(prob.value), "z": np.asarray(z.value, float), "pq": np.asarray(pq.value, float),
+            "status": st}
+
+
+def roc_points(score, y, group, n_thresholds=101) -> list:
+    """Per-group ROC points [(TPR_a(tau), TNR_a(tau))] for tau on score quantiles (plus the two trivial ones)."""
+    s, y, g = np.asarray(score, float), np.asarray(y).astype(int), np.asarray(group).astype(int)
+    out = []
+    for a in (0, 1):
+        sa, ya = s[g == a], y[g == a]
+        taus = np.unique(np.r_[-np.inf, np.quantile(sa, np.linspace(0, 1, n_thresholds)), np.inf])
+        pts = [((sa[ya == 1] >= t).mean(), (sa[ya == 0] < t).mean()) for t in taus]
+        out.append(np.unique(np.array(pts), axis=0))
+    return out
+
+
+def fact_gstar_frontier(alpha0, alpha1, beta, eps, roc, notion="eod") -> dict:
+    """FACT + G-STAR: z_a ranges over conv( ROC_a  U  flipped ROC_a ), flipped (1 - TPR, 1 - TNR), via
+    simplex weights lambda_a: z_a = V_a^T lambda_a, lambda_a >= 0, 1^T lambda_a = 1. ``roc``: output of
+    :func:`roc_points`. Returns ``{"acc", "z", "status"}``."""
+    M = fairness_matrices(alpha0, alpha1, beta)
+    rows, cons = [], []
+    for a in (0, 1):
+        V = np.vstack([roc[a], 1 - roc[a]])
+        lam = cp.Variable(len(V))
+        cons += [lam >= 0, cp.sum(lam) == 1]
+        rows += [V[:, 0] @ lam, V[:, 1] @ lam]
+    z = cp.hstack(rows)
+    prob = cp.Problem(cp.Maximize(M["A_c"] @ z), cons + [_fair_expr(z, M, notion) <= eps])
+    st = _solve(prob)
+    return {"acc": float(prob.value), "z": np.asarray(z.value, float), "status": st}
+
+
+# ------------------------------------------------------------------ fairness-fairness and Lemma 2
+def fairness_fairness_frontier(alpha0, alpha1, beta, eps, eta, z_b=None, zb_groups=None) -> dict:
+    """min_z DP(z)  s.t.  EOd(z) <= eps,  A_c z >= eta,  z in K (K as in :func:`ms_frontier`).
+    Returns ``{"dp", "z", "status"}`` (dp = inf when infeasible)."""
+    M = fairness_matrices(alpha0, alpha1, beta)
+    z = cp.Variable(4)
+    cons = [z >= 0, z <= 1, _fair_expr(z, M, "eod") <= eps, M["A_c"] @ z >= eta]
+    if z_b is not None:
+        zb = np.asarray(z_b, float)
+        cons.append(M["A_c"] @ z <= M["A_c"] @ zb)
+        if zb_groups is None:
+            zb_groups = (M["A_c0"] @ zb, M["A_c1"] @ zb)
+    if zb_groups is not None and zb_groups is not False:
+        cons += [M["A_c0"] @ z <= zb_groups[0], M["A_c1"] @ z <= zb_groups[1]]
+    prob = cp.Problem(cp.Minimize(_fair_expr(z, M, "dp")), cons)
+    st = _solve(prob)
+    dp = float(prob.value) if st in ("optimal", "optimal_inaccurate") else float("inf")
+    return {"dp": dp, "z": None if z.value is None else np.asarray(z.value, float), "status": st}
+
+
+def lemma2_accuracy(alpha0, alpha1, beta) -> dict:
+    """Lemma 2 LP: max A_c z s.t. DP(z) = 0, EOd(z) = 0, 0 <= z <= 1 (no K caps). If alpha_0 != alpha_1
+    the optimum equals the constant-predictor accuracy max(P(Y=1), P(Y=0)).
+    Returns ``{"acc", "const_acc", "z"}``."""
+    M = fairness_matrices(alpha0, alpha1, beta)
+    z = cp.Variable(4)
+    prob = cp.Problem(cp.Maximize(M["A_c"] @ z), [z >= 0, z <= 1, M["A_EOd"] @ z == 0,
+                                                   M["A_DP"] @ z + M["A_DPp"] @ (1 - z) == 0])
+    _solve(prob)
+    py1 = alpha0 * (1 - beta) + alpha1 * beta
+    return {"acc": float(prob.value), "const_acc": float(max(py1, 1 - py1)), "z": np.asarray(z.value, float)}
+
+
+def dp_drop_condition(err0, err1, alpha0, alpha1) -> bool:
+    """Zhao-Gordon-type condition of spec C3: the DP frontier (caps = z_b's group accuracies) drops below the
+    vanilla accuracy at eps=0 iff err_0 + err_1 < |alpha_0 - alpha_1| (PR_a ranges over
+    [|alpha_a - err_a|, alpha_a + err_a] on the iso-accuracy segment)."""
+    return bool(err0 + err1 < abs(alpha0 - alpha1))
+
+
+# --------------------------------------------------------- last-layer retraining (ours), G-STAR, DFR
+def retrain_head_group_bias(H, y, group, lam=1.0, notion="eod", w_init=None, b_init=0.0, tau=0.1,
+                            epochs=200, lr=1e-2, seed=0) -> dict:
+    """Retrain the linear head h_2 on x_hat = [h_1(g(x)), 1[a=0], 1[a=1]] with parameters [w, b_0, b_1]:
+
+        min  BCE(w^T h + b_a, y) + lam * R(w, b),
+        R_EOd = |sTPR_0 - sTPR_1| + |sTNR_0 - sTNR_1|,   R_DP = |sPR_0 - sPR_1|,
+    soft rates = group means of sigmoid(logit / tau) (surrogate of Acc - lam * fairness; [reconstructed]).
+    Full-batch Adam, initialised at (w*, b*, b*). Returns ``{"w", "b0", "b1", "loss"}`` (numpy)."""
+    import torch
+    torch.manual_seed(seed)
+    Ht = torch.as_tensor(np.asarray(H, float), dtype=torch.float64)
+    yt = torch.as_tensor(np.asarray(y, float), dtype=torch.float64)
+    g = np.asarray(group).astype(int)
+    w = torch.zeros(Ht.shape[1], dtype=torch.float64) if w_init is None else \
+        torch.as_tensor(np.asarray(w_init, float), dtype=torch.float64).clone()
+    w.requires_grad_(True)
+    b = torch.full((2,), float(b_init), dtype=torch.float64, requires_grad=True)
+    gt = torch.as_tensor(g)
+    masks = {(a, c): (gt == a) & (yt == c) for a in (0, 1) for c in (0, 1)}
+    opt = torch.optim.Adam([w, b], lr=lr)
+    bce = torch.nn.BCEWithLogitsLoss()
+    for _ in range(epochs):
+        opt.zero_grad()
+        logit = Ht @ w + b[gt]
+        s = torch.sigmoid(logit / tau)
+        if notion == "eod":
+            reg = (s[masks[0, 1]].mean() - s[masks[1, 1]].mean()).abs() + \
+                  ((1 - s[masks[0, 0]]).mean() - (1 - s[masks[1, 0]]).mean()).abs()
+        elif notion == "dp":
+            reg = (s[gt == 0].mean() - s[gt == 1].mean()).abs()
+        elif notion == "eop":
+            reg = (s[masks[0, 1]].mean() - s[masks[1, 1]].mean()).abs()
+        else:
+            raise ValueError(notion)
+        loss = bce(logit, yt) + lam * reg
+        loss.backward()
+        opt.step()
+    return {"w": w.detach().numpy().copy(), "b0": float(b[0].detach()), "b1": float(b[1].detach()), "loss": float(loss.detach())}
+
+
+def predict_group_bias(H, group, head) -> np.ndarray:
+    """Hard predictions 1[w^T h + b_a > 0] of a head from :func:`retrain_head_group_bias`."""
+    g = np.asarray(group).astype(int)
+    logit = np.asarray(H, float) @ head["w"] + np.where(g == 1, head["b1"], head["b0"])
+    return (logit > 0).astype(int)
+
+
+def gstar_thresholds(score, y, group, lam=1.0, notion="eod", grid=None) -> dict:
+    """G-STAR ablation (w = w* fixed): grid-search group thresholds (c_0, c_1) maximising
+    Acc - lam * fairness on the given (validation) data. Returns ``{"c0", "c1", "objective"}``."""
+    s, y, g = np.asarray(score, float), np.asarray(y).astype(int), np.asarray(group).astype(int)
+    grid = np.quantile(s, np.linspace(0, 1, 51)) if grid is None else np.asarray(grid, float)
+    best = (-np.inf, None, None)
+    for c0, c1 in itertools.product(grid, grid):
+        yhat = np.where(g == 0, s >= c0, s >= c1).astype(int)
+        m = fairness_metrics(y, yhat, g)
+        obj = m["acc"] - lam * m[notion]
+        if obj > best[0] + 1e-12:
+            best = (obj, float(c0), float(c1))
+    return {"c0": best[1], "c1": best[2], "objective": float(best[0])}
+
+
+def dfr_balanced_indices(y, group, seed=0) -> np.ndarray:
+    """DFR-style group-and-class-balanced subset: min_{a,y} n_{a,y} rows from each (a, y) cell (seeded)."""
+    y, g = np.asarray(y).astype(int), np.asarray(group).astype(int)
+    rng = np.random.default_rng(seed)
+    cells = [np.flatnonzero((g == a) & (y == c)) for a in (0, 1) for c in (0, 1)]
+    n = min(len(c) for c in cells)
+    return np.sort(np.concatenate([rng.choice(c, n, replace=False) for c in cells]))
+
+
+# ------------------------------------------------------------------------------------------ parsers
+ADULT_COLS = ["age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
+              "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country",
+              "income"]
+
+
+def parse_adult(text: str, task: str = "income"):
+    """Raw UCI ``adult.data``/``adult.test`` text -> (DataFrame of features, y, group). ``adult.test``'s
+    first line ``|1x3 Cross validator`` is skipped and trailing ``.`` in labels stripped; rows with '?' are
+    kept (as a category). group = 1[sex == Male]. task "income": y = 1[income > 50K]; task "married":
+    y = 1[marital-status == Married-civ-spouse] and marital-status is dropped from the features."""
+    import pandas as pd
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("|")]
+    df = pd.read_csv(io.StringIO("\n".join(lines)), header=None, names=ADULT_COLS, skipinitialspace=True)
+    inc = df.pop("income").str.rstrip(".")
+    group = (df["sex"] == "Male").astype(int).to_numpy()
+    if task == "income":
+        y = (inc == ">50K").astype(int).to_numpy()
+    elif task == "married":
+        y = (df.pop("marital-status") == "Married-civ-spouse").astype(int).to_numpy()
+    else:
+        raise ValueError(task)
+    return df.drop(columns=["sex"]), y, group
+
+
+def parse_compas(text: str):
+    """ProPublica ``compas-scores-two-years.csv`` text -> (DataFrame, y, group). ProPublica filter
+    (|days_b_screening_arrest| <= 30, is_recid != -1, c_charge_degree != 'O', score_text != 'N/A'),
+    then African-American (group 1) vs Caucasian (group 0); y = two_year_recid."""
+    import pandas as pd
+    df = pd.read_csv(io.StringIO(text))
+    df = df[(df.days_b_screening_arrest <= 30) & (df.days_b_screening_arrest >= -30) & (df.is_recid != -1)
+            & (df.c_charge_degree != "O") & (df.score_text != "N/A")]
+    df = df[df.race.isin(["African-American", "Caucasian"])]
+    y = df["two_year_recid"].astype(int).to_numpy()
+    group = (df["race"] == "African-American").astype(int).to_numpy()
+    feats = df[["sex", "age", "age_cat", "c_charge_degree", "priors_count", "juv_fel_count", "juv_misd_count",
+                "juv_other_count"]].reset_index(drop=True)
+    return feats, y, group
