@@ -115,8 +115,8 @@ class Step:
             "seconds": round(time.time() - self.started, 3),
             "mlflow_run_id": None,
         }
-        self.log(f"done in {record['seconds']:.1f}s " + " ".join(f"{k}={v:.4g}" for k, v in record["metrics"].items()
-                                                                  if v is not None and len(record["metrics"]) <= 12))
+        shown = [f"{k}={v:.4g}" for k, v in record["metrics"].items() if v is not None][:12]  # a readable line
+        self.log(f"done in {record['seconds']:.1f}s " + " ".join(shown))
         if self.args.record:
             write_json(self.args.record, record)  # the result is safe before tracking is even tried
             from .tracking import log_record_safely
