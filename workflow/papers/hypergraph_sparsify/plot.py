@@ -113,15 +113,8 @@ def fig_table(tab: pd.DataFrame, ml: int):
                           "min-cut ratio": tab.min_cut_ratio.map(lambda v: "—" if np.isnan(v) else f"{v:.3f}")})
     fig, ax = plotting.subplots(1, 1, width=8.5, height=0.26 * len(shown) + 0.9)
     ax = ax[0][0]
-    ax.axis("off")
-    tbl = ax.table(cellText=shown.values, colLabels=list(shown.columns), loc="center", cellLoc="right", colLoc="right")
-    tbl.auto_set_font_size(False)
-    tbl.set_fontsize(8)
-    tbl.scale(1.0, 1.25)
+    tbl = plotting.draw_table(ax, shown.values, list(shown.columns), loc="center", cellLoc="right", colLoc="right")
     tbl.auto_set_column_width(col=list(range(shown.shape[1])))
-    for (row, _), cell in tbl.get_celld().items():
-        if row == 0:
-            cell.set_text_props(weight="bold")
     ax.set_title(f"Methods at m = {ml:,} (random order; mean over seeds). Min cut exact for r ≤ 3 only.", fontsize=9)
     return fig
 

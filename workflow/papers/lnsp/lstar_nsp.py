@@ -111,6 +111,16 @@ def hypothesis_nsp_labels(hyp: DFA, word) -> tuple:
     return nsp_labels(hyp, word)
 
 
+def _begin_round(oracle, hyp: DFA) -> bool:
+    """Round bookkeeping shared by the PAC equivalence oracles: False once `max_rounds` are spent."""
+    if oracle.max_rounds is not None and oracle.rounds >= oracle.max_rounds:
+        oracle.exhausted = True
+        return False
+    oracle.rounds += 1
+    oracle.hyp_sizes.append(hyp.n_states)
+    return True
+
+
 class NSPEquivalenceOracle:
     """PAC equivalence query with NSP labels (spec 5.3 / Lemma 5.1). Round ``i`` draws ``m_i`` samples from the
     teacher (``Gen(empty)``); for each sample and each prefix ``y = x[:n]`` it compares the hypothesis' NSP labels
@@ -167,11 +177,8 @@ class NSPEquivalenceOracle:
         return None
 
     def __call__(self, hyp: DFA):
-        if self.max_rounds is not None and self.rounds >= self.max_rounds:
-            self.exhausted = True
+        if not _begin_round(self, hyp):
             return None
-        self.rounds += 1
-        self.hyp_sizes.append(hyp.n_states)
         for w, lab in self.pool:
             found = self._check(hyp, w, lab)
             if found is not None:
@@ -416,11 +423,8 @@ class BinarySamplingOracle:
         self.exhausted = False
 
     def __call__(self, hyp: DFA):
-        if self.max_rounds is not None and self.rounds >= self.max_rounds:
-            self.exhausted = True
+        if not _begin_round(self, hyp):
             return None
-        self.rounds += 1
-        self.hyp_sizes.append(hyp.n_states)
         for w, lab in self.pool:
             if lab != hyp.accepts(w):
                 return w

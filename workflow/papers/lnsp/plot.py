@@ -45,18 +45,11 @@ def fig_table(t: pd.DataFrame):
     cells = table_cells(t)
     fig, ax = plotting.subplots(1, 1, width=12.5, height=0.3 * len(cells) + 0.9)
     ax = ax[0][0]
-    ax.axis("off")
-    tab = ax.table(cellText=cells, colLabels=header, loc="upper center", cellLoc="center",
-                   colWidths=[0.09, 0.07, 0.07, 0.07, 0.08, 0.06, 0.11, 0.09, 0.06, 0.08, 0.09, 0.09])
-    tab.auto_set_font_size(False)
-    tab.set_fontsize(8)
-    tab.scale(1, 1.5)
+    tab = plotting.draw_table(ax, cells, header, row_scale=1.5, loc="upper center", cellLoc="center",
+                              colWidths=[0.09, 0.07, 0.07, 0.07, 0.08, 0.06, 0.11, 0.09, 0.06, 0.08, 0.09, 0.09])
     for (i, j), cell in tab.get_celld().items():
-        cell.set_edgecolor("#cccccc")
         if i == 0:
-            cell.set_facecolor("#e8e8e8")
-            cell.set_text_props(weight="bold")
-            cell.set_height(cell.get_height() * 1.6)
+            cell.set_height(cell.get_height() * 1.6)  # two-line headers
             continue
         r = t.iloc[i - 1]
         if 6 <= j <= 9 and not pd.isna(r.teacher_acc):

@@ -38,19 +38,13 @@ def fig_table(t: pd.DataFrame):
     cells = table_cells(t)
     fig, ax = plotting.subplots(1, 1, width=10.5, height=0.24 * len(cells) + 1.2)
     ax = ax[0][0]
-    ax.axis("off")
-    tab = ax.table(cellText=cells, colLabels=header, loc="upper center", cellLoc="center",
-                   colWidths=[0.2, 0.14, 0.08, 0.09, 0.11, 0.16, 0.22])
-    tab.auto_set_font_size(False)
-    tab.set_fontsize(8)
-    tab.scale(1, 1.25)
+    tab = plotting.draw_table(ax, cells, header, loc="upper center", cellLoc="center",
+                              colWidths=[0.2, 0.14, 0.08, 0.09, 0.11, 0.16, 0.22])
     short = (t.rank_generic < np.minimum(t.n_params, t.ambient)).to_numpy()
     for (i, j), cell in tab.get_celld().items():
-        cell.set_edgecolor("#cccccc")
         if i == 0:
-            cell.set_facecolor("#e8e8e8")
-            cell.set_text_props(weight="bold")
-        elif short[i - 1]:
+            continue
+        if short[i - 1]:
             cell.set_facecolor("#f4cccc")
         elif t.kind.iloc[i - 1] == "cnn":
             cell.set_facecolor("#f3f7fb")
