@@ -1,4 +1,5 @@
 """The data catalog: checksums verified, missing or corrupt sources named with the fix."""
+import numpy as np
 import pytest
 
 from workflow.core import fetch as F
@@ -42,3 +43,15 @@ def test_changed_member_checksum_is_reported(tmp_path, monkeypatch):
 def test_unknown_dataset_lists_the_catalog(tmp_path):
     with pytest.raises(F.DataError, match="unknown data set 'nope'.*vic_elec"):
         F.fetch("nope", tmp_path / "x.csv")
+
+
+def test_mfeat_views_load_and_agree(tmp_path):
+    """The two smallest mfeat views fetch, load with 2,000 rows, and share labels (200 per digit)."""
+    from workflow.core.fetch import fetch
+    from workflow.lib.mfeat import load_views, raw_path
+
+    for view in ("mor", "fou"):
+        fetch(f"mfeat_{view}", raw_path(view, tmp_path))
+    views, labels = load_views({v: raw_path(v, tmp_path) for v in ("mor", "fou")})
+    assert views["mor"].shape == (2000, 6) and views["fou"].shape == (2000, 76)
+    assert np.bincount(labels).tolist() == [200] * 10
