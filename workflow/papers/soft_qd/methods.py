@@ -7,6 +7,7 @@ Pure functions, deterministic given seeds, no I/O.
   * squad                    -- SQUAD optimiser (batched, kNN repulsion, per-row Adam, logit descriptors)
   * lp_rastrigin / lp_sphere -- LP benchmarks (objective in [0,100], descriptors in [0,1]^m)
   * qd_score_grid / qd_score_cvt / cvt_centroids / vendi_score -- evaluation
+  * ribs_cvt_centroids / approx_soft_qd_score -- the paper's evaluation archive and reported Soft QD value
   * run_map_elites / run_cma_mae -- thin pyribs (``ribs``) baselines; raise ImportError if ribs missing
 """
 from __future__ import annotations
@@ -81,9 +82,9 @@ def soft_qd_score(f, b, sigma: float, grid_res: int = 400, n_mc: int | None = No
     estimate is exactly monotone in the set). Empty set -> 0.
     """
     f = np.asarray(f, dtype=np.float64).reshape(-1)
-    b = np.asarray(b, dtype=np.float64).reshape(len(f), -1)
-    if len(f) == 0:
+    if len(f) == 0:  # checked before the reshape: an empty (0, m) array cannot be reshaped to (0, -1)
         return 0.0
+    b = np.asarray(b, dtype=np.float64).reshape(len(f), -1)
     m = b.shape[1]
     pts, w = _integration_points(m, grid_res, n_mc, seed)
     total = 0.0
@@ -252,6 +253,22 @@ def vendi_score(b, sigma_v: float | None = None, max_n: int = 2000, seed: int = 
     return float(np.exp(-(lam * np.log(lam)).sum()))
 
 
+def ribs_cvt_centroids(m: int, n_cells: int = 512, samples: int = 20000, seed: int = 232323) -> np.ndarray:
+    """The paper's fixed evaluation archive: ribs.CVTArchive(centroids=n_cells, ranges=[(0,1)]*m, seed, samples)."""
+    _ribs()
+    from ribs.archives import CVTArchive
+    return np.asarray(CVTArchive(solution_dim=0, centroids=n_cells, ranges=[(0, 1)] * m, seed=seed,
+                                 samples=samples).centroids)
+
+
+def approx_soft_qd_score(f, b, eps: float = 1e-6) -> float:
+    """The paper's reported 'approx Soft QD score' (src/evaluate.py): the lower bound S~ on logit descriptors with
+    gamma^2 = m/6, i.e. sum f - sum_{i<j} sqrt(f_i^+ f_j^+) exp(-||l_i - l_j||^2 / (m/6))."""
+    b = np.asarray(b, dtype=np.float64)
+    bc = np.clip(b, eps, 1 - eps)
+    return soft_qd_lower_bound(f, np.log(bc) - np.log1p(-bc), b.shape[1] / 6.0)
+
+
 # --------------------------------------------------------------------------- ribs baselines
 _RIBS_MSG = ("pyribs is not installed: `pip install ribs==0.12.0` (pulls numba 0.68 + llvmlite 0.50, "
              "numpy_groupies, sortedcontainers, array_api_compat) to run the MAP-Elites / CMA-MAE baselines.")
@@ -281,17 +298,25 @@ def _elites(archive):
             "b": np.asarray(data["measures"])}
 
 
+def _initial_solutions(seed: int, n_emitters: int, D: int) -> np.ndarray:
+    """One random start per emitter, x0 ~ U[-5.12, 5.12]^D (as the paper's baselines: task.get_random_solution)."""
+    return np.random.default_rng(seed).uniform(-LIM, LIM, (n_emitters, D))
+
+
 def run_map_elites(benchmark: str = "rastrigin", budget: int = 4000, seed: int = 0, D: int = 32, m: int = 4,
                    centroids=2000, batch_size: int = 36, n_emitters: int = 15, iso_sigma: float = 0.5,
                    line_sigma: float = 0.2) -> dict:
-    """MAP-Elites (CVTArchive + IsoLineEmitter) via ribs 0.12. Returns {x, f, b, n_evals} of the final elites."""
-    ribs = _ribs()
+    """MAP-Elites (CVTArchive + IsoLineEmitter, Vassiliades & Mouret's Iso+LineDD) via ribs 0.12.
+
+    Runs whole ask/tell rounds of n_emitters x batch_size until `budget` evaluations are reached (the last round may
+    overshoot by < one round, in the baseline's favour). Returns {x, f, b, n_evals} of the final elites."""
+    _ribs()
     from ribs.archives import CVTArchive
     from ribs.emitters import IsoLineEmitter
     from ribs.schedulers import Scheduler
     arch = CVTArchive(solution_dim=D, centroids=centroids, ranges=[(0, 1)] * m, seed=seed, samples=20000)
-    x0 = np.random.default_rng(seed).uniform(-LIM, LIM, D)
-    ems = [IsoLineEmitter(arch, iso_sigma=iso_sigma, line_sigma=line_sigma, x0=x0, batch_size=batch_size,
+    x0s = _initial_solutions(seed, n_emitters, D)
+    ems = [IsoLineEmitter(arch, iso_sigma=iso_sigma, line_sigma=line_sigma, x0=x0s[i], batch_size=batch_size,
                           seed=seed * 1000 + i) for i in range(n_emitters)]
     n = _run_scheduler(Scheduler(arch, ems), benchmark, m, budget)
     return {**_elites(arch), "n_evals": n}
@@ -300,16 +325,18 @@ def run_map_elites(benchmark: str = "rastrigin", budget: int = 4000, seed: int =
 def run_cma_mae(benchmark: str = "rastrigin", budget: int = 4000, seed: int = 0, D: int = 32, m: int = 4,
                 centroids=2000, batch_size: int = 36, n_emitters: int = 15, sigma0: float = 0.5,
                 learning_rate: float = 0.01) -> dict:
-    """CMA-MAE (CVTArchive lr=0.01, threshold_min=0 + sep-CMA-ES 'imp' emitters, separate result archive)."""
-    ribs = _ribs()
+    """CMA-MAE (CVTArchive with archive learning rate, threshold_min=0 + sep-CMA-ES 'imp' emitters with mu selection
+    and basic restarts, as the paper's src/qd/cma_mae.py); elites are read from a result archive on the same
+    centroids (the training archive's thresholds are annealed, its elites are not the best found)."""
+    _ribs()
     from ribs.archives import CVTArchive
     from ribs.emitters import EvolutionStrategyEmitter
     from ribs.schedulers import Scheduler
     kw = dict(solution_dim=D, centroids=centroids, ranges=[(0, 1)] * m, seed=seed, samples=20000)
     arch = CVTArchive(learning_rate=learning_rate, threshold_min=0.0, **kw)
     res = CVTArchive(centroids=arch.centroids, solution_dim=D, ranges=[(0, 1)] * m)
-    x0 = np.random.default_rng(seed).uniform(-LIM, LIM, D)
-    ems = [EvolutionStrategyEmitter(arch, x0=x0, sigma0=sigma0, ranker="imp", es="sep_cma_es",
+    x0s = _initial_solutions(seed, n_emitters, D)
+    ems = [EvolutionStrategyEmitter(arch, x0=x0s[i], sigma0=sigma0, ranker="imp", es="sep_cma_es",
                                     selection_rule="mu", restart_rule="basic", batch_size=batch_size,
                                     seed=seed * 1000 + i) for i in range(n_emitters)]
     n = _run_scheduler(Scheduler(arch, ems, result_archive=res), benchmark, m, budget)

@@ -1,0 +1,143 @@
+# Soft QD / SQUAD (spec: shared/papers/soft_qd.md)
+# evaluation archives per m -> runs (benchmark x m x method x seed, equal evaluation budget) + sigma sweep (per seed)
+# + Soft QD property checks -> metrics + claims -> figures
+SQD = PARAMS["soft_qd"]
+SQD_OUT = "results/soft_qd"
+FIGURES["soft_qd"] = SQD_FIGURES = expand(f"{SQD_OUT}/figures/{{fig}}.png",
+                                          fig=["fig_a_scalability", "fig_b_sigma_sweep", "fig_c_archives_m2", "fig_d_soft_qd_limit", "table_metrics"])
+SQD_RUNS = [f"{SQD_OUT}/runs/{bench}/m{m}/{method}_s{seed}.npz"
+            for bench, b in SQD["benchmarks"].items() for m in b["ms"] for method in SQD["methods"] for seed in SQD["seeds"]]
+SQD_MS = sorted({m for b in SQD["benchmarks"].values() for m in b["ms"]} | {SQD["sweep"]["m"]})
+SQD_HEATMAP = [f"{SQD_OUT}/runs/rastrigin/m2/{method}_s{SQD['seeds'][0]}.npz" for method in SQD["methods"]]
+
+
+wildcard_constraints:
+    sqd_bench="rastrigin|sphere",
+    sqd_method="squad|cma_mae|map_elites",
+    sqd_m="[0-9]+",
+
+
+rule soft_qd:
+    input:
+        f"{SQD_OUT}/claims.json",
+        SQD_FIGURES,
+
+
+rule soft_qd_centroids:
+    input:
+        code=code("soft_qd", "centroids", "methods"),
+    output:
+        f"{SQD_OUT}/archives/m{{sqd_m}}.npz",
+    params:
+        **reads("soft_qd.evaluation.cells", "soft_qd.evaluation.samples", "soft_qd.evaluation.archive_seed"),
+    log:
+        **logs("soft_qd", "centroids", "m{sqd_m}"),
+    benchmark:
+        bench("soft_qd", "centroids", "m{sqd_m}")
+    threads: 1
+    shell:
+        step("papers.soft_qd.centroids", "--m {wildcards.sqd_m} --out {output:q}")
+
+
+rule soft_qd_run:
+    input:
+        code=code("soft_qd", "run", "methods"),
+    output:
+        f"{SQD_OUT}/runs/{{sqd_bench}}/m{{sqd_m}}/{{sqd_method}}_s{{seed}}.npz",
+    params:
+        **reads("soft_qd.budget", "soft_qd.benchmarks.{sqd_bench}.D", "soft_qd.{sqd_method}"),
+    log:
+        **logs("soft_qd", "run", "{sqd_bench}/m{sqd_m}/{sqd_method}_s{seed}"),
+    benchmark:
+        bench("soft_qd", "run", "{sqd_bench}/m{sqd_m}/{sqd_method}_s{seed}")
+    threads: 1
+    shell:
+        step("papers.soft_qd.run",
+             "--benchmark {wildcards.sqd_bench} --method {wildcards.sqd_method} --m {wildcards.sqd_m} "
+             "--seed {wildcards.seed} --out {output:q}")
+
+
+rule soft_qd_sweep:
+    input:
+        centroids=f"{SQD_OUT}/archives/m{SQD['sweep']['m']}.npz",
+        code=code("soft_qd", "sweep", "methods"),
+    output:
+        f"{SQD_OUT}/sweep/s{{seed}}.csv",
+    params:
+        **reads("soft_qd.sweep", "soft_qd.squad.lr", "soft_qd.squad.batch_size", "soft_qd.squad.K"),
+    log:
+        **logs("soft_qd", "sweep", "s{seed}"),
+    benchmark:
+        bench("soft_qd", "sweep", "s{seed}")
+    threads: 1
+    shell:
+        step("papers.soft_qd.sweep", "--seed {wildcards.seed} --centroids {input.centroids:q} --out {output:q}")
+
+
+rule soft_qd_theory:
+    input:
+        code=code("soft_qd", "theory", "methods"),
+    output:
+        trials=f"{SQD_OUT}/theory/trials.csv",
+        limit=f"{SQD_OUT}/theory/limit.csv",
+    params:
+        **reads("soft_qd.theory"),
+    log:
+        **logs("soft_qd", "theory"),
+    benchmark:
+        bench("soft_qd", "theory")
+    threads: 1
+    shell:
+        step("papers.soft_qd.theory", "--trials {output.trials:q} --limit {output.limit:q}")
+
+
+rule soft_qd_evaluate:
+    input:
+        runs=SQD_RUNS,
+        centroids=expand(f"{SQD_OUT}/archives/m{{m}}.npz", m=SQD_MS),
+        sweep=expand(f"{SQD_OUT}/sweep/s{{seed}}.csv", seed=SQD["sweep"]["seeds"]),
+        trials=f"{SQD_OUT}/theory/trials.csv",
+        limit=f"{SQD_OUT}/theory/limit.csv",
+        claims="workflow/papers/soft_qd/claims.yaml",
+        code=code("soft_qd", "evaluate", "methods"),
+    output:
+        metrics=f"{SQD_OUT}/metrics.csv",
+        summary=f"{SQD_OUT}/summary.csv",
+        sweep=f"{SQD_OUT}/sweep.csv",
+        claims=f"{SQD_OUT}/claims.json",
+    params:
+        **reads("soft_qd.evaluation.vendi_max_n"),
+    log:
+        **logs("soft_qd", "evaluate"),
+    benchmark:
+        bench("soft_qd", "evaluate")
+    threads: 1
+    shell:
+        step("papers.soft_qd.evaluate",
+             "--runs {input.runs:q} --centroids {input.centroids:q} --sweep {input.sweep:q} --trials {input.trials:q} "
+             "--limit {input.limit:q} --metrics {output.metrics:q} --summary {output.summary:q} "
+             "--sweep-table {output.sweep:q} --claims {output.claims:q}")
+
+
+rule soft_qd_plot:
+    input:
+        metrics=f"{SQD_OUT}/metrics.csv",
+        summary=f"{SQD_OUT}/summary.csv",
+        sweep=f"{SQD_OUT}/sweep.csv",
+        limit=f"{SQD_OUT}/theory/limit.csv",
+        archives=SQD_HEATMAP,
+        centroids=f"{SQD_OUT}/archives/m2.npz",
+        code=code("soft_qd", "plot"),
+    output:
+        SQD_FIGURES,
+    params:
+        **reads(),
+    log:
+        **logs("soft_qd", "plot"),
+    benchmark:
+        bench("soft_qd", "plot")
+    threads: 1
+    shell:
+        step("papers.soft_qd.plot",
+             "--metrics {input.metrics:q} --summary {input.summary:q} --sweep {input.sweep:q} --limit {input.limit:q} "
+             "--archives {input.archives:q} --centroids {input.centroids:q} --figures {output:q}")
