@@ -18,7 +18,7 @@ try:
 except ParamsError as err:
     raise WorkflowError(str(err)) from None
 
-PAPERS = ["adam_implicit_bias", "cosa", "hypergraph_sparsify", "neuromanifolds", "lnsp"]
+PAPERS = ["adam_implicit_bias", "cosa", "hypergraph_sparsify", "neuromanifolds", "lnsp", "soft_qd"]
 
 
 include: "rules/common.smk"
@@ -28,6 +28,7 @@ include: "rules/cosa.smk"
 include: "rules/hypergraph_sparsify.smk"
 include: "rules/neuromanifolds.smk"
 include: "rules/lnsp.smk"
+include: "rules/soft_qd.smk"
 include: "rules/report.smk"
 
 
