@@ -18,7 +18,7 @@ try:
 except ParamsError as err:
     raise WorkflowError(str(err)) from None
 
-PAPERS = ["adam_implicit_bias", "cosa", "hypergraph_sparsify", "neuromanifolds", "lnsp", "soft_qd"]
+PAPERS = ["adam_implicit_bias", "cosa", "hypergraph_sparsify", "neuromanifolds", "lnsp", "soft_qd", "stbp"]
 
 
 include: "rules/common.smk"
@@ -29,6 +29,7 @@ include: "rules/hypergraph_sparsify.smk"
 include: "rules/neuromanifolds.smk"
 include: "rules/lnsp.smk"
 include: "rules/soft_qd.smk"
+include: "rules/stbp.smk"
 include: "rules/report.smk"
 
 

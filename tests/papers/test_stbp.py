@@ -1,0 +1,205 @@
+"""Tests for the ``stbp`` core pieces (workflow/papers/stbp, workflow/lib/timeseries): hand-made cases with known answers."""
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from workflow.lib.timeseries import chrono_split, sliding_windows
+from workflow.papers.stbp import evaluate as E
+from workflow.papers.stbp import methods as M
+from workflow.papers.stbp import models as S
+
+torch.set_num_threads(1)
+
+
+# ------------------------------------------------------------------------------------------- windows
+def test_chrono_split_and_windows_stay_inside_their_part():
+    assert chrono_split(100) == {"train": (0, 60), "val": (60, 80), "test": (80, 100)}
+    series = np.arange(30.0)[:, None] * np.array([1.0, 10.0])  # (T=30, N=2)
+    x, y = sliding_windows(series, (5, 15), 3, 2)
+    assert x.shape == (6, 2, 3) and y.shape == (6, 2, 2)  # 10 steps, span 5 -> 6 windows
+    assert x[0, 0].tolist() == [5, 6, 7] and y[0, 0].tolist() == [8, 9]
+    assert y[-1, 1].tolist() == [130, 140]  # the last window ends at step 14, inside the part
+    assert sliding_windows(series, (0, 4), 3, 2)[0].shape == (0, 2, 3)
+
+
+# ------------------------------------------------------------------------------------------- model pieces
+def test_frenet_identity_filter_and_dc_only_filter():
+    f = S.FreNet(8)
+    z = torch.randn(2, 3, 8)
+    with torch.no_grad():
+        f.weight.zero_()
+        f.weight[:, 0] = 1.0  # K = 1: irfft(rfft(z)) = z
+    assert torch.allclose(f(z), z, atol=1e-6)
+    with torch.no_grad():
+        f.weight.zero_()
+        f.weight[0, 0] = 1.0  # keep only the DC term: every entry becomes the mean over the feature axis
+    assert torch.allclose(f(z), z.mean(-1, keepdim=True).expand_as(z), atol=1e-6)
+
+
+def test_joint_layer_norm_over_nodes_and_channels():
+    x = torch.randn(3, 5, 4) * 7 + 2
+    h = S.joint_layer_norm(x)
+    assert torch.allclose(h.mean(dim=(1, 2)), torch.zeros(3), atol=1e-5)
+    assert torch.allclose(h.var(dim=(1, 2), unbiased=False), torch.ones(3), atol=1e-3)
+
+
+def test_dlga_linear_attention_equals_explicit_node_sum():
+    torch.manual_seed(0)
+    att = S.DLGA(4)
+    x, mem = torch.randn(2, 5, 4), torch.randn(5, 4)
+    out = att(x, mem)
+    s = math.sqrt(4)
+    q = torch.softmax(torch.relu(att.q(x)) / s, -1)
+    k = torch.softmax(torch.relu(att.k(x)) / s, -1)
+    v = torch.relu(att.v(x))
+    m = torch.softmax(mem / s, -1)
+    ref = torch.zeros(2, 5, 4)
+    for b in range(2):
+        for n in range(5):  # out_n = sum_m (q_n . k_m) v_m + sum_m (q_n . mem_m) v_m
+            ref[b, n] = sum((q[b, n] @ k[b, j]) * v[b, j] + (q[b, n] @ m[j]) * v[b, j] for j in range(5))
+    assert torch.allclose(out, torch.relu(att.out(ref)), atol=1e-5)
+
+
+def test_bank_rows_modulate_their_own_node():
+    torch.manual_seed(0)
+    model = S.STBP(3, d=8)
+    x = torch.randn(2, 3, 12)
+    before = model(x, torch.arange(3))
+    with torch.no_grad():
+        model.bank[2, :8] = 0.0  # gate of node 2 = 0: the encoder adds nothing to node 2
+    after = model(x, torch.arange(3))
+    h = torch.relu(model.fconv1(x))
+    direct = model.fc(torch.nn.functional.gelu(model.fconv2(h) + x))
+    assert torch.allclose(after[:, 2], direct[:, 2], atol=1e-5)
+    assert not torch.allclose(before[:, 2], after[:, 2])
+
+
+# ------------------------------------------------------------------------------------------- continual protocol
+def _toy(n, w=40, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(w, n, 12, generator=g)
+    return x, x.flip(-1) * 3 + 1
+
+
+def test_bank_expansion_keeps_old_rows_and_adds_uniform_rows():
+    model = S.STBP(4, d=8)
+    old = model.bank.detach().clone()
+    model.expand(7)
+    assert model.bank.shape == (7, 24)
+    assert torch.equal(model.bank[:4], old)
+    assert model.bank[4:].abs().max() <= 0.1 and model.bank[4:].std() > 0
+
+
+def test_stbp_incremental_year_trains_only_the_bank():
+    torch.manual_seed(0)
+    d, n0, n1 = 8, 4, 6
+    model, trains = S.carry_over("stbp", None, 0, n0, d)
+    assert trains and S.trainable_count(model) == sum(p.numel() for p in model.parameters())
+    model, trains = S.carry_over("stbp", model, 1, n1, d)
+    assert trains and S.trainable_count(model) == 3 * d * n1  # K2's structural check
+    backbone = {k: v.clone() for k, v in model.state_dict().items() if k != "bank"}
+    bank = model.bank.detach().clone()
+    nodes, adj = torch.arange(n1), S.normalised_adjacency(np.ones((n1, n1)) - np.eye(n1))
+    S.fit(model, _toy(n1), _toy(n1, 10, 1), nodes, adj, lr=0.05, batch=8, max_epochs=2, patience=5, seed=0)
+    for k, v in model.state_dict().items():
+        if k != "bank":
+            assert torch.equal(v, backbone[k]), k  # frozen: bit-for-bit unchanged
+    assert not torch.equal(model.bank[:n0], bank[:n0]) and not torch.equal(model.bank[n0:], bank[n0:])
+
+
+def test_protocols_static_finetune_retrain_and_no_bank_mod():
+    d = 8
+    base, _ = S.carry_over("static", None, 0, 3, d)
+    same, trains = S.carry_over("static", base, 1, 5, d)
+    assert same is base and not trains and same.bank.shape[0] == 5
+    ft, _ = S.carry_over("finetune_all", None, 0, 3, d)
+    ft, trains = S.carry_over("finetune_all", ft, 1, 5, d)
+    assert trains and S.trainable_count(ft) == sum(p.numel() for p in ft.parameters())
+    old, _ = S.carry_over("retrain", None, 0, 3, d)
+    new, trains = S.carry_over("retrain", old, 1, 5, d)
+    assert new is not old and trains and new.bank.shape[0] == 5
+    nb, _ = S.carry_over("stbp_no_bank_mod", None, 0, 3, d)
+    nb, trains = S.carry_over("stbp_no_bank_mod", nb, 1, 5, d)
+    assert not trains  # the bank is unused: nothing left to train
+    eac, _ = S.carry_over("eac_lite", None, 0, 3, d)
+    eac, trains = S.carry_over("eac_lite", eac, 1, 5, d)
+    assert trains and S.trainable_count(eac) == 5 * d  # only the prompts
+
+
+def test_fit_restores_best_weights_and_without_trainables_does_nothing():
+    torch.manual_seed(0)
+    model = S.STBP(3, d=8)
+    nodes, adj = torch.arange(3), S.normalised_adjacency(np.zeros((3, 3)))
+    res = S.fit(model, _toy(3), _toy(3, 10, 1), nodes, adj, lr=0.01, batch=8, max_epochs=4, patience=2, seed=0)
+    val = float(S.masked_mae_loss(S.predict(model, *_toy(3, 10, 1)[:1], nodes, adj), _toy(3, 10, 1)[1]))
+    assert val == pytest.approx(res["best_val_mae"], rel=1e-5) and res["best_val_mae"] == min(v for _, v in res["curve"])
+    S.freeze_all_but_nodes(S.GcnTcn(3))  # no node rows at all
+    frozen = S.GcnTcn(3)
+    S.freeze_all_but_nodes(frozen)
+    assert S.trainable_count(frozen) == 0
+    assert S.fit(frozen, _toy(3), _toy(3), nodes, adj, lr=0.01, batch=8, max_epochs=3, patience=2, seed=0)["epochs"] == 0
+
+
+def test_normalised_adjacency_known_values():
+    a = S.normalised_adjacency(np.array([[0.0, 1.0], [1.0, 0.0]]))
+    assert torch.allclose(a, torch.full((2, 2), 0.5))
+
+
+# ------------------------------------------------------------------------------------------- data and metrics
+def test_gaussian_adjacency_known_values():
+    pos = np.array([[0.0, 0.0], [1.0, 0.0], [3.0, 0.0]])  # distances 1, 2, 3; sigma = median = 2
+    w = M.gaussian_adjacency(pos, threshold=0.2)
+    assert w[0, 1] == pytest.approx(math.exp(-1 / 4)) and w[1, 2] == pytest.approx(math.exp(-4 / 4))
+    assert w[0, 2] == 0.0  # exp(-9/4) = 0.105 < 0.2: cut
+    assert M.gaussian_adjacency(pos, threshold=0.1)[0, 2] == pytest.approx(math.exp(-9 / 4))
+    assert np.allclose(w, w.T) and np.all(np.diag(w) == 0)
+
+
+def test_stream_traffic_expands_and_puts_night_nodes_only_among_new_ones():
+    years = M.stream_traffic(1, years=4, n0=10, dn=4, days=1, night_from=2, night_prob=1.0)
+    assert [y["x"].shape for y in years] == [(288, 10), (288, 14), (288, 18), (288, 22)]
+    assert [int(y["is_new"].sum()) for y in years] == [0, 4, 4, 4]
+    assert (years[1]["node_type"] != M.NIGHT).all()
+    assert (years[3]["node_type"][14:] == M.NIGHT).all() and (years[3]["node_type"][:14] != M.NIGHT).all()
+    assert np.array_equal(years[3]["node_type"][:10], years[0]["node_type"])  # sensors keep their pattern
+    assert all((y["x"] >= 0).all() for y in years)
+    again = M.stream_traffic(1, years=4, n0=10, dn=4, days=1, night_from=2, night_prob=1.0)
+    assert np.array_equal(again[3]["x"], years[3]["x"])
+
+
+def test_pedestrian_years_late_sensor_joins_next_year():
+    rows = []
+    for day in pd.date_range("2015-01-01", "2016-12-31", freq="D"):
+        for h in range(24):
+            rows.append({"Sensor": "A", "Date": day.date().isoformat(), "Time": h, "Count": 10})
+            if day >= pd.Timestamp("2015-02-16"):
+                rows.append({"Sensor": "B", "Date": day.date().isoformat(), "Time": h, "Count": 20})
+    years, sensors = M.pedestrian_years(pd.DataFrame(rows).drop(index=[5]))  # one missing hour of A
+    assert sensors == ["A", "B"] and [y["year"] for y in years] == [2015, 2016]
+    assert years[0]["x"].shape == (8760, 1) and years[1]["x"].shape == (8784, 2)
+    assert years[1]["is_new"].tolist() == [False, True]
+    assert np.isnan(years[0]["x"][5, 0]) and np.isfinite(years[0]["x"][[4, 6], 0]).all() and np.nansum(years[1]["x"][:, 1]) == 20 * 8784
+    with pytest.raises(ValueError, match="Sensor"):
+        M.pedestrian_years(pd.DataFrame({"x": [1]}))
+
+
+def test_forecast_metrics_known_answers_with_masks():
+    true = np.full((2, 3, 12), 10.0)
+    true[0, 0, :] = 0.0  # excluded from MAPE (y < 1)
+    true[1, 2, 5] = np.nan  # excluded everywhere
+    pred = true + 2.0
+    out = M.forecast_metrics(np.nan_to_num(pred), true)
+    assert out["mae_avg"] == pytest.approx(2.0) and out["rmse_3"] == pytest.approx(2.0)
+    assert out["mape_avg"] == pytest.approx(20.0)
+    assert M.masked_mae(pred, true, np.array([True, False, False])) == pytest.approx(2.0)
+
+
+def test_ratio_pairs_units_and_takes_the_minimum_denominator():
+    years = pd.DataFrame({"dataset": "stream", "seed": 0, "year": [0, 0, 0, 1, 1, 1],
+                          "method": ["stbp", "finetune_all", "retrain"] * 2, "mae_avg": [9.0, 10.0, 12.0, 8.0, 4.0, 5.0]})
+    assert E.ratio(years, "stream", "stbp", ["finetune_all", "retrain"]) == [0.9, 2.0]
+    assert E.ratio(years, "stream", "stbp", "retrain", incremental=True) == [1.6]
+    assert E.ratio(years, "stream", "stbp", "eac_lite") == []

@@ -1,0 +1,96 @@
+"""Per-year metrics of every run, the main table (methods x MAE/RMSE/MAPE @3/6/12/avg), each claim's metric per
+unit, and claims.json. Units: (seed, year) pairs, paired across methods (same data, same training seed)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from workflow.core import claims as claims_mod
+from workflow.core.io import read_json, write_text
+from workflow.core.step import Step
+
+CLAIMS = Path(__file__).with_name("claims.yaml")
+METRIC_COLS = [f"{m}_{h}" for m in ("mae", "rmse", "mape") for h in ("3", "6", "12", "avg")]
+
+
+def tidy(runs: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One row per (dataset, method, seed, year), and one per (dataset, method, seed) for the backward check."""
+    rows, back = [], []
+    for r in runs:
+        for y in r["years"]:
+            rows.append({"dataset": r["dataset"], "method": r["method"], "seed": r["seed"], **y})
+        back.append({"dataset": r["dataset"], "method": r["method"], "seed": r["seed"], **r["backward"]})
+    return pd.DataFrame(rows), pd.DataFrame(back)
+
+
+def main_table(years: pd.DataFrame) -> pd.DataFrame:
+    """The paper's main table: per data set and method, metrics averaged over years, then over seeds."""
+    per_seed = years.groupby(["dataset", "method", "seed"])[METRIC_COLS].mean()
+    table = per_seed.groupby(["dataset", "method"]).agg(["mean", "std"])
+    table.columns = [f"{m}_{s}" if s == "std" else m for m, s in table.columns]
+    table["seeds"] = per_seed.groupby(["dataset", "method"]).size()
+    return table.reset_index()
+
+
+def ratio(years: pd.DataFrame, dataset: str, num: str, den, col: str = "mae_avg", incremental: bool = False,
+          last: bool = False) -> list[float]:
+    """MAE(num) / MAE(den) per (seed, year) present for both; ``den`` may be a list (its per-unit minimum)."""
+    d = years[years.dataset == dataset]
+    if incremental:
+        d = d[d.year > 0]
+    if last and len(d):
+        d = d[d.year == d.year.max()]
+    wide = d.pivot_table(index=["seed", "year"], columns="method", values=col)
+    dens = [den] if isinstance(den, str) else list(den)
+    if num not in wide or not all(m in wide for m in dens):
+        return []
+    r = wide[num] / wide[dens].min(axis=1)
+    return [float(v) for v in r.dropna()]
+
+
+def measure(years: pd.DataFrame, back: pd.DataFrame) -> dict[str, list[float]]:
+    m: dict[str, list[float]] = {}
+
+    def put(name, values):
+        if len(values):
+            m[name] = [float(v) for v in values]
+
+    put("k1_ratio_vs_trafficstream", ratio(years, "stream", "stbp", "trafficstream_lite"))
+    put("k1_ratio_vs_eac", ratio(years, "stream", "stbp", "eac_lite"))
+    put("k1_ratio_vs_same_backbone", ratio(years, "stream", "stbp", ["finetune_all", "retrain"]))
+    inc = years[(years.dataset == "stream") & (years.method == "stbp") & (years.year > 0)]
+    put("k2_trainable_minus_3dN", (inc.trainable - 3 * inc.d * inc.n_nodes).abs())
+    put("k2_time_ratio_vs_retrain", ratio(years, "stream", "stbp", "retrain", col="seconds", incremental=True))
+    put("k3_ratio_vs_finetune_incremental", ratio(years, "stream", "stbp", "finetune_all", incremental=True))
+    put("k4_night_ratio_vs_static", ratio(years, "stream", "stbp", "static", col="mae_night", last=True))
+    put("p1_ratio_vs_trafficstream", ratio(years, "pedestrian", "stbp", "trafficstream_lite"))
+    put("a1_no_freq_over_stbp", ratio(years, "stream", "stbp_no_freq", "stbp"))
+    put("a1_no_bank_mod_over_stbp", ratio(years, "stream", "stbp_no_bank_mod", "stbp"))
+    b = back[back.dataset == "stream"]
+    for method in ("stbp", "finetune_all"):
+        s = b[b.method == method]
+        put(f"b1_{method}_forgetting", s.mae_year0_final / s.mae_year0_initial)
+    return m
+
+
+def main(argv=None):
+    step = Step("stbp", "evaluate", __doc__)
+    step.parser.add_argument("runs", type=Path, nargs="+", help="runs/<dataset>/<method>_s<seed>.json")
+    step.parser.add_argument("--years", type=Path, required=True, help="per-year metrics (.csv)")
+    step.parser.add_argument("--table", type=Path, required=True, help="main table (.csv)")
+    step.parser.add_argument("--backward", type=Path, required=True, help="backward check (.csv)")
+    step.parser.add_argument("--claims", type=Path, required=True)
+    args, _ = step.start(argv)
+    years, back = tidy([read_json(p) for p in args.runs])
+    result = claims_mod.check(CLAIMS, measure(years, back), args.profile, args.claims, step.log)
+    write_text(args.years, years.to_csv(index=False, float_format="%.6g"))
+    write_text(args.table, main_table(years).to_csv(index=False, float_format="%.4f"))
+    write_text(args.backward, back.to_csv(index=False, float_format="%.6g"))
+    step.finish(metrics=claims_mod.as_metrics(result), artifacts=[args.table, args.claims],
+                outputs=[args.years, args.table, args.backward, args.claims])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,270 @@
+"""Models and the continual protocol of the ``stbp`` reproduction.
+
+STBP (faithful to the official ``model.py``; tensors (batch B, nodes N, channels)):
+
+* ``FreNet(z) = irfft(rfft(z, dim=-1, 'ortho') * K, n=d, 'ortho')`` with a learnable complex ``K in C^{d/2+1}``;
+  the FFT runs over the hidden/feature axis of the embedded window (the paper's design, kept as is);
+* ``FConv(a -> b): h = FreNet(W_n x + b_n) + W_s x``;
+* pattern bank ``P in R^{N x 3d}`` (U(-0.1, 0.1)), split into gate, scale, memory (each N x d);
+* encoder block: ``x <- x + gate * DLGA(LN(x)(1 + scale), memory)``, ``x <- x + gate * FFN(LN(x)(1 + scale))``,
+  LN over (nodes, channels) per sample without affine;
+* DLGA: ``q, k, v = ReLU(1x1 conv)``, softmax over the feature axis of q, k and memory (after / sqrt(d)),
+  ``out = ReLU(1x1 conv(q (k^T v) + q (memory^T v)))`` - linear attention over all nodes, O(N d^2);
+* ``y = Linear(12 -> 12)(GELU(FConv(d -> 12)(h) + x_in))`` with ``h = ReLU(FConv(12 -> d)(x_in))``.
+
+Baselines: ``GcnTcn`` (TrafficStream-style: 1-D temporal conv, 2-layer GCN on the normalised graph) and its
+EAC-style variant with a learnable per-node prompt added to the input embedding.
+
+Continual protocol (``PROTOCOLS``): for each year, how the model of the previous year is carried over
+(fresh / loaded), which parameters train, and whether it trains at all. ``fit`` is the training loop:
+MAE loss, AdamW, early stopping on validation MAE, best weights restored.
+"""
+from __future__ import annotations
+
+import copy
+import math
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+# method -> (model family, protocol). protocol: "stbp" = freeze all but node-specific rows after year 0;
+# "static" = no training after year 0; "retrain" = fresh model every year; "finetune" = load and train all.
+METHODS = {
+    "stbp": ("stbp", "stbp"),
+    "static": ("stbp", "static"),
+    "retrain": ("stbp", "retrain"),
+    "finetune_all": ("stbp", "finetune"),
+    "trafficstream_lite": ("gcn", "finetune"),
+    "eac_lite": ("gcn_prompt", "stbp"),
+    "stbp_no_freq": ("stbp_no_freq", "stbp"),
+    "stbp_no_bank_mod": ("stbp_no_bank_mod", "stbp"),
+}
+
+
+class FreNet(nn.Module):
+    """Learnable complex filter over the last axis (length d): irfft(rfft(z) * K)."""
+
+    def __init__(self, d: int, identity: bool = False):
+        super().__init__()
+        self.d, self.identity = d, identity
+        w = torch.empty(d // 2 + 1, 2)
+        nn.init.xavier_uniform_(w)
+        self.weight = nn.Parameter(w)
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        if self.identity:  # ablation stbp_no_freq
+            return z
+        spec = torch.fft.rfft(z, dim=-1, norm="ortho") * torch.view_as_complex(self.weight)
+        return torch.fft.irfft(spec, n=self.d, dim=-1, norm="ortho")
+
+
+class FConv(nn.Module):
+    """h = FreNet(W_n x + b) + W_s x."""
+
+    def __init__(self, d_in: int, d_out: int, freq: bool = True):
+        super().__init__()
+        self.neigh = nn.Linear(d_in, d_out)
+        self.self_ = nn.Linear(d_in, d_out, bias=False)
+        self.fre = FreNet(d_out, identity=not freq)
+
+    def forward(self, x):
+        return self.fre(self.neigh(x)) + self.self_(x)
+
+
+def joint_layer_norm(x: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+    """Normalise each sample jointly over (nodes, channels), no affine (the official LayerNorm)."""
+    mu = x.mean(dim=(1, 2), keepdim=True)
+    var = x.var(dim=(1, 2), unbiased=False, keepdim=True)
+    return (x - mu) / torch.sqrt(var + eps)
+
+
+class DLGA(nn.Module):
+    """Linear graph attention over all nodes (one head) with the bank's memory as a second key set."""
+
+    def __init__(self, d: int):
+        super().__init__()
+        self.q, self.k, self.v, self.out = (nn.Linear(d, d) for _ in range(4))
+        self.d = d
+
+    def forward(self, x: torch.Tensor, memory: torch.Tensor | None) -> torch.Tensor:
+        s = math.sqrt(self.d)
+        q = torch.softmax(F.relu(self.q(x)) / s, dim=-1)
+        k = torch.softmax(F.relu(self.k(x)) / s, dim=-1)
+        v = F.relu(self.v(x))
+        att = q @ (k.transpose(1, 2) @ v)  # (B,N,d) @ (B,d,d): O(N d^2), never N x N
+        if memory is not None:
+            m = torch.softmax(memory / s, dim=-1)  # (N, d), shared by the batch
+            att = att + q @ torch.einsum("nx,bny->bxy", m, v)
+        return F.relu(self.out(att))
+
+
+class STBP(nn.Module):
+    """The STBP backbone + pattern bank (see module docstring). ``bank_mod=False``: gate 1, scale 0, no memory."""
+
+    node_param = "bank"
+
+    def __init__(self, n_nodes: int, x_len: int = 12, y_len: int = 12, d: int = 32, dropout: float = 0.0,
+                 freq: bool = True, bank_mod: bool = True):
+        super().__init__()
+        self.d, self.bank_mod, self.dropout = d, bank_mod, dropout
+        self.fconv1 = FConv(x_len, d, freq)
+        self.attn = DLGA(d)
+        self.ffn = nn.Sequential(nn.Linear(d, d), nn.GELU(), nn.Dropout(dropout), nn.Linear(d, d), nn.Dropout(dropout))
+        self.fconv2 = FConv(d, x_len, freq)
+        self.fc = nn.Linear(x_len, y_len)
+        self.bank = nn.Parameter(torch.empty(n_nodes, 3 * d).uniform_(-0.1, 0.1))
+
+    def expand(self, n_nodes: int) -> None:
+        """Append U(-0.1, 0.1) rows for new nodes; the old rows are kept as they are."""
+        extra = n_nodes - self.bank.shape[0]
+        if extra > 0:
+            new = torch.empty(extra, self.bank.shape[1]).uniform_(-0.1, 0.1)
+            self.bank = nn.Parameter(torch.cat([self.bank.detach(), new], dim=0))
+
+    def forward(self, x: torch.Tensor, nodes: torch.Tensor, adj: torch.Tensor | None = None) -> torch.Tensor:
+        h = F.relu(self.fconv1(x))
+        if self.bank_mod:
+            gate, scale, memory = torch.chunk(self.bank[nodes], 3, dim=-1)
+        else:
+            gate, scale, memory = 1.0, 0.0, None
+        h = h + gate * self.attn(joint_layer_norm(h) * (1 + scale), memory)
+        h = h + gate * self.ffn(joint_layer_norm(h) * (1 + scale))
+        out = self.fc(F.gelu(self.fconv2(h) + x))
+        return F.dropout(out, p=self.dropout, training=self.training)
+
+
+class GcnTcn(nn.Module):
+    """TrafficStream-style backbone: temporal conv over the 12-step window, embedding, 2 GCN layers on the
+    normalised graph, linear head with the same input residual as STBP. ``prompt=True``: EAC-style learnable
+    per-node prompt (R^d) added to the embedding."""
+
+    def __init__(self, n_nodes: int, x_len: int = 12, y_len: int = 12, d: int = 32, channels: int = 4,
+                 prompt: bool = False):
+        super().__init__()
+        self.tcn = nn.Conv1d(1, channels, kernel_size=3, padding=1)
+        self.embed = nn.Linear(channels * x_len, d)
+        self.gcn1, self.gcn2 = nn.Linear(d, d), nn.Linear(d, d)
+        self.head = nn.Linear(d, x_len)
+        self.fc = nn.Linear(x_len, y_len)
+        self.node_param = "prompt" if prompt else None
+        self.prompt = nn.Parameter(torch.empty(n_nodes, d).uniform_(-0.1, 0.1)) if prompt else None
+
+    def expand(self, n_nodes: int) -> None:
+        if self.prompt is not None and n_nodes > self.prompt.shape[0]:
+            new = torch.empty(n_nodes - self.prompt.shape[0], self.prompt.shape[1]).uniform_(-0.1, 0.1)
+            self.prompt = nn.Parameter(torch.cat([self.prompt.detach(), new], dim=0))
+
+    def forward(self, x: torch.Tensor, nodes: torch.Tensor, adj: torch.Tensor) -> torch.Tensor:
+        b, n, t = x.shape
+        h = F.relu(self.tcn(x.reshape(b * n, 1, t))).reshape(b, n, -1)
+        h = self.embed(h)
+        if self.prompt is not None:
+            h = h + self.prompt[nodes]
+        h = F.relu(adj @ self.gcn1(h))
+        h = F.relu(adj @ self.gcn2(h))
+        return self.fc(F.gelu(self.head(h) + x))
+
+
+def make_model(family: str, n_nodes: int, d: int, x_len: int = 12, y_len: int = 12, dropout: float = 0.0) -> nn.Module:
+    if family == "stbp":
+        return STBP(n_nodes, x_len, y_len, d, dropout)
+    if family == "stbp_no_freq":
+        return STBP(n_nodes, x_len, y_len, d, dropout, freq=False)
+    if family == "stbp_no_bank_mod":
+        return STBP(n_nodes, x_len, y_len, d, dropout, bank_mod=False)
+    if family in ("gcn", "gcn_prompt"):
+        return GcnTcn(n_nodes, x_len, y_len, d, prompt=family == "gcn_prompt")
+    raise ValueError(f"unknown model family '{family}'; known: stbp, stbp_no_freq, stbp_no_bank_mod, gcn, gcn_prompt")
+
+
+def normalised_adjacency(w: np.ndarray) -> torch.Tensor:
+    """GCN propagation matrix D^-1/2 (A + I) D^-1/2 (Kipf & Welling)."""
+    a = np.asarray(w, dtype=float) + np.eye(len(w))
+    d = 1.0 / np.sqrt(a.sum(axis=1))
+    return torch.as_tensor(a * d[:, None] * d[None, :], dtype=torch.float32)
+
+
+def freeze_all_but_nodes(model: nn.Module) -> None:
+    """STBP's incremental-year rule: only the node-specific rows (bank / prompt) stay trainable."""
+    for name, p in model.named_parameters():
+        p.requires_grad_(name == model.node_param)
+
+
+def unfreeze(model: nn.Module) -> None:
+    for p in model.parameters():
+        p.requires_grad_(True)
+
+
+def trainable_count(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def masked_mae_loss(pred: torch.Tensor, true: torch.Tensor) -> torch.Tensor:
+    ok = torch.isfinite(true)
+    return (pred - torch.nan_to_num(true)).abs()[ok].mean()
+
+
+def predict(model: nn.Module, x: torch.Tensor, nodes: torch.Tensor, adj: torch.Tensor, batch: int = 256) -> torch.Tensor:
+    model.eval()
+    with torch.no_grad():
+        return torch.cat([model(x[i:i + batch], nodes, adj) for i in range(0, len(x), batch)]) if len(x) else x
+
+
+def fit(model: nn.Module, train: tuple, val: tuple, nodes: torch.Tensor, adj: torch.Tensor, *, lr: float,
+        batch: int, max_epochs: int, patience: int, seed: int, weight_decay: float = 0.01) -> dict:
+    """MAE loss, AdamW on the trainable parameters, early stop on validation MAE; best weights restored.
+
+    Returns {"epochs", "best_epoch", "best_val_mae", "seconds", "curve"}; nothing trainable -> no epoch.
+    """
+    params = [p for p in model.parameters() if p.requires_grad]
+    start = time.time()
+    if not params or max_epochs <= 0:
+        return {"epochs": 0, "best_epoch": 0, "best_val_mae": float("nan"), "seconds": 0.0, "curve": []}
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
+    gen = torch.Generator().manual_seed(seed)
+    xtr, ytr = train
+    best, best_state, best_epoch, curve, bad = math.inf, None, 0, [], 0
+    for epoch in range(1, max_epochs + 1):
+        model.train()
+        order = torch.randperm(len(xtr), generator=gen)
+        for i in range(0, len(order), batch):
+            idx = order[i:i + batch]
+            loss = masked_mae_loss(model(xtr[idx], nodes, adj), ytr[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        val_mae = float(masked_mae_loss(predict(model, val[0], nodes, adj), val[1]))
+        curve.append((epoch, val_mae))
+        if val_mae < best:
+            best, best_epoch, bad = val_mae, epoch, 0
+            best_state = copy.deepcopy(model.state_dict())
+        else:
+            bad += 1
+            if bad >= patience:
+                break
+    model.load_state_dict(best_state)
+    return {"epochs": len(curve), "best_epoch": best_epoch, "best_val_mae": best, "seconds": time.time() - start,
+            "curve": curve}
+
+
+def carry_over(method: str, prev: nn.Module | None, year: int, n_nodes: int, d: int, dropout: float = 0.0) -> tuple[nn.Module, bool]:
+    """The model a method starts year ``year`` with, and whether it trains this year.
+
+    year 0: a fresh model, everything trains. Later: retrain -> fresh model; stbp-protocol -> previous model,
+    rows appended, only those node rows trainable; finetune -> previous model, rows appended, all trainable;
+    static -> previous model, rows appended, no training.
+    """
+    family, protocol = METHODS[method]
+    if year == 0 or protocol == "retrain":
+        return make_model(family, n_nodes, d, dropout=dropout), True
+    model = prev
+    model.expand(n_nodes)
+    if protocol == "stbp":
+        freeze_all_but_nodes(model)
+        trains = getattr(model, "bank_mod", True)  # no bank modulation: the bank is unused, nothing to train
+        return model, trains
+    unfreeze(model)
+    return model, protocol == "finetune"
