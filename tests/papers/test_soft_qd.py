@@ -13,14 +13,6 @@ torch.set_num_threads(1)
 from workflow.papers.soft_qd import methods as M  # noqa: E402
 
 
-def _has_ribs():
-    try:
-        import ribs  # noqa: F401
-        return True
-    except ImportError:
-        return False
-
-
 # ---------------------------------------------------------------- Soft QD score, hand-computed cases
 def test_single_point_matches_closed_form():
     # one point at the centre of [0,1]^2, sigma=0.05: S = f * 2*pi*sigma^2 (tails outside the box ~ e^-50)
@@ -149,7 +141,6 @@ def test_squad_repulsion_spreads_descriptors():
 
 
 # ---------------------------------------------------------------- ribs baselines
-@pytest.mark.skipif(not _has_ribs(), reason="ribs==0.12.0 not installed (pulls numba/llvmlite); baselines optional")
 @pytest.mark.parametrize("runner", ["run_map_elites", "run_cma_mae"])
 def test_ribs_baselines_small(runner):
     r = getattr(M, runner)("rastrigin", budget=540, seed=0, D=16, m=2, centroids=50)
@@ -158,8 +149,81 @@ def test_ribs_baselines_small(runner):
     assert np.allclose(f, r["f"])
 
 
-def test_ribs_missing_gives_clear_error():
-    if _has_ribs():
-        pytest.skip("ribs installed")
+def test_ribs_missing_gives_clear_error(monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "ribs.archives", None)  # importing it now raises ImportError
     with pytest.raises(ImportError, match="pip install ribs==0.12.0"):
         M.run_map_elites(budget=10)
+
+
+def test_ribs_evaluation_archive_is_fixed():
+    c1, c2 = M.ribs_cvt_centroids(3, 16, samples=500), M.ribs_cvt_centroids(3, 16, samples=500)
+    assert c1.shape == (16, 3) and np.array_equal(c1, c2)
+    assert c1.min() >= 0 and c1.max() <= 1
+
+
+def test_baselines_start_each_emitter_at_its_own_random_solution():
+    x0 = M._initial_solutions(0, 15, 8)
+    assert x0.shape == (15, 8) and len(np.unique(x0[:, 0])) == 15 and np.abs(x0).max() <= M.LIM
+
+
+# ---------------------------------------------------------------- the paper's approx Soft QD (src/evaluate.py)
+def test_approx_soft_qd_hand_values():
+    # identical descriptors (logit 0): 4 + 9 - sqrt(36) = 7
+    assert M.approx_soft_qd_score([4.0, 9.0], [[0.5, 0.5], [0.5, 0.5]]) == pytest.approx(7.0)
+    # logit(0.5) = 0, logit(0.75) = ln 3; m = 1 -> gamma^2 = 1/6: 1 + 1 - exp(-6 ln(3)^2)
+    v = M.approx_soft_qd_score([1.0, 1.0], [[0.5], [0.75]])
+    assert v == pytest.approx(2 - math.exp(-6 * math.log(3) ** 2))
+
+
+# ---------------------------------------------------------------- steps: small pure pieces
+def test_run_budget_and_per_m_knobs():
+    from workflow.papers.soft_qd import run
+    assert run.budget({"N": 512, "epochs": 300}) == 154_112
+    assert run.per_m({"m4": 0.1, "m16": 1.0}, 16) == 1.0 and run.per_m(0.3, 7) == 0.3
+    with pytest.raises(ValueError, match="add 'm8: ...'"):
+        run.per_m({"m4": 0.1}, 8)
+
+
+def test_ratio_to_best_baseline_is_paired_per_seed():
+    import pandas as pd
+    from workflow.papers.soft_qd import evaluate as E
+    runs = pd.DataFrame([
+        {"benchmark": "rastrigin", "m": 4, "method": "squad", "seed": 0, "qd_score": 90.0},
+        {"benchmark": "rastrigin", "m": 4, "method": "cma_mae", "seed": 0, "qd_score": 100.0},
+        {"benchmark": "rastrigin", "m": 4, "method": "map_elites", "seed": 0, "qd_score": 60.0},
+        {"benchmark": "rastrigin", "m": 4, "method": "squad", "seed": 1, "qd_score": 80.0},
+        {"benchmark": "rastrigin", "m": 4, "method": "cma_mae", "seed": 1, "qd_score": 20.0},
+        {"benchmark": "rastrigin", "m": 4, "method": "map_elites", "seed": 1, "qd_score": 40.0},
+    ])
+    r = E.ratio_to_best_baseline(runs, "rastrigin", 4, "qd_score")
+    assert r.tolist() == pytest.approx([0.9, 2.0])
+    assert E.diff_to_best_baseline(runs, "rastrigin", 4, "qd_score").tolist() == pytest.approx([-10.0, 40.0])
+    assert len(E.ratio_to_best_baseline(runs, "rastrigin", 16, "qd_score")) == 0  # not run -> no units
+
+
+def test_theory_trials_hold_and_limit_is_close():
+    from workflow.papers.soft_qd import theory as T
+    p = {"seed": 0, "grid_res": 60, "trials": 4, "max_set": 4, "sigma_range": [0.05, 0.2], "limit_configs": 1,
+         "limit_n": 5, "limit_min_dist": 0.2, "limit_sigmas": [0.05, 0.02]}
+    t = T.property_trials(p)
+    assert len(t) == 4 and (t.add_gain >= -1e-12).all() and (t.improve_gain >= 0).all()
+    assert (t.submodular_margin >= -1e-9).all()
+    pts = T.separated_points(10, np.random.default_rng(0), 0.2)
+    d = np.linalg.norm(pts[:, None] - pts[None], axis=-1) + np.eye(10)
+    assert d.min() >= 0.2 and pts.min() >= 0.05 and pts.max() <= 0.95
+    lim = T.limit_table({**p, "grid_res": 400})
+    assert lim.set_index("sigma").rel_error[0.02] < 1e-3
+
+
+def test_voronoi_cells_tile_the_unit_square():
+    from workflow.papers.soft_qd import plot as P
+    cents = np.random.default_rng(0).random((30, 2))
+    polys = P.voronoi_cells(cents)
+
+    def area(q):  # shoelace; Voronoi regions are convex, so ordering by angle around the mean is valid
+        c = q.mean(0)
+        q = q[np.argsort(np.arctan2(q[:, 1] - c[1], q[:, 0] - c[0]))]
+        return 0.5 * abs(np.dot(q[:, 0], np.roll(q[:, 1], 1)) - np.dot(q[:, 1], np.roll(q[:, 0], 1)))
+
+    assert sum(area(q) for q in polys) == pytest.approx(1.0, abs=1e-9)
