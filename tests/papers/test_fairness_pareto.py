@@ -201,3 +201,134 @@ def test_dfr_balanced():
     idx = M.dfr_balanced_indices(y, g, seed=0)
     cnt = [((g[idx] == a) & (y[idx] == c)).sum() for a in (0, 1) for c in (0, 1)]
     assert len(set(cnt)) == 1 and np.array_equal(idx, M.dfr_balanced_indices(y, g, seed=0))
+
+
+# ------------------------------------------------ exact vertex enumeration of the 4-variable frontier LPs
+def _vertex_max(c, A, b, tol=1e-9):
+    """max c^T x s.t. A x <= b over a bounded polytope in R^4, by enumerating every 4-subset of active constraints."""
+    best = -np.inf
+    for rows in itertools.combinations(range(len(b)), 4):
+        Ar, br = A[list(rows)], b[list(rows)]
+        if abs(np.linalg.det(Ar)) < 1e-12:
+            continue
+        x = np.linalg.solve(Ar, br)
+        if (A @ x <= b + tol).all():
+            best = max(best, float(c @ x))
+    return best
+
+
+def _abs_rows(u, off, eps, notion):
+    """|u z + off| <= eps (dp/eop) or |u0 z| + |u1 z| <= eps (eod) as rows of A z <= b."""
+    if notion == "eod":
+        u0, u1 = u
+        rows = [s0 * u0 + s1 * u1 for s0 in (1, -1) for s1 in (1, -1)]
+        return np.array(rows), np.full(4, eps)
+    return np.array([u, -u]), np.array([eps - off, eps + off])
+
+
+def _fair_rows(Mx, notion, eps, lin=np.eye(4), const=np.zeros(4)):
+    """Fairness rows for z = lin x + const."""
+    if notion == "dp":  # A_DP z + A'_DP (1 - z) = (A_DP - A'_DP) z + A'_DP 1
+        u = Mx["A_DP"] - Mx["A_DPp"]
+        return _abs_rows(u @ lin, u @ const + Mx["A_DPp"].sum(), eps, notion)
+    if notion == "eop":
+        return _abs_rows(Mx["A_EOp"] @ lin, Mx["A_EOp"] @ const, eps, notion)
+    E = Mx["A_EOd"]  # the TPR/TNR gaps of z = lin x + const; const cancels only if equal across groups
+    assert np.allclose(E @ const, 0)
+    return _abs_rows((E[0] @ lin, E[1] @ lin), 0.0, eps, notion)
+
+
+@pytest.mark.parametrize("notion", ["dp", "eod", "eop"])
+def test_ms_frontier_matches_vertex_enumeration(notion):
+    a0, a1, b = 0.2, 0.55, 0.4
+    zb = np.array([0.7, 0.9, 0.8, 0.75])
+    caps = (0.9, 0.7)   # both bind: below what z_b's accuracy cap alone would allow
+    Mx = M.fairness_matrices(a0, a1, b)
+    box = np.vstack([np.eye(4), -np.eye(4)]), np.r_[np.ones(4), np.zeros(4)]
+    capA = np.vstack([Mx["A_c"], Mx["A_c0"], Mx["A_c1"]]); capb = np.array([Mx["A_c"] @ zb, *caps])
+    for eps in (0.0, 0.03, 0.12, 1.0):
+        G, h = _fair_rows(Mx, notion, eps)
+        A = np.vstack([box[0], capA, G]); bb = np.r_[box[1], capb, h]
+        lp = M.ms_frontier(a0, a1, b, eps, notion, z_b=zb, zb_groups=caps)["acc"]
+        assert lp == pytest.approx(_vertex_max(Mx["A_c"], A, bb), abs=1e-7), (notion, eps)
+
+
+@pytest.mark.parametrize("notion", ["dp", "eod"])
+def test_fact_frontier_matches_vertex_enumeration(notion):
+    """FACT in the flip-probability space x = (p0, q0, p1, q1): z = lin x + const (each z coordinate is affine)."""
+    a0, a1, b = 0.25, 0.5, 0.6
+    zb = np.array([0.65, 0.9, 0.8, 0.7])
+    Mx = M.fairness_matrices(a0, a1, b)
+    lin, const = np.zeros((4, 4)), zb.copy()
+    for a in (0, 1):
+        tpr, tnr = zb[2 * a], zb[2 * a + 1]
+        lin[2 * a, 2 * a], lin[2 * a, 2 * a + 1] = -tpr, 1 - tpr        # TPR' = TPR - TPR p + (1 - TPR) q
+        lin[2 * a + 1, 2 * a], lin[2 * a + 1, 2 * a + 1] = 1 - tnr, -tnr  # TNR' = TNR - TNR q + (1 - TNR) p
+    box = np.vstack([np.eye(4), -np.eye(4)]), np.r_[np.ones(4), np.zeros(4)]
+    for eps in (0.0, 0.05, 0.2):
+        if notion == "eod":  # E const = gaps of z_b (not 0): move them into the right-hand side
+            E = Mx["A_EOd"]
+            u0, u1, g0, g1 = E[0] @ lin, E[1] @ lin, E[0] @ const, E[1] @ const
+            G = np.array([s0 * u0 + s1 * u1 for s0 in (1, -1) for s1 in (1, -1)])
+            h = np.array([eps - (s0 * g0 + s1 * g1) for s0 in (1, -1) for s1 in (1, -1)])
+        else:
+            G, h = _fair_rows(Mx, notion, eps, lin, const)
+        A = np.vstack([box[0], G]); bb = np.r_[box[1], h]
+        expected = _vertex_max(Mx["A_c"] @ lin, A, bb) + Mx["A_c"] @ const
+        assert M.fact_frontier(a0, a1, b, eps, zb, notion)["acc"] == pytest.approx(expected, abs=1e-7), (notion, eps)
+
+
+def test_gstar_vectorised_matches_brute_force():
+    rng = np.random.default_rng(5)
+    n = 300
+    g = rng.integers(0, 2, n); y = (rng.random(n) < np.where(g == 1, 0.6, 0.3)).astype(int)
+    s = np.round(2 * (y + 0.7 * g + rng.normal(0, 1, n)))   # integer scores: many ties at every threshold
+    grid = np.unique(s)
+    for notion in ("eod", "dp", "eop"):
+        for lam in (0.0, 1.0, 10.0):
+            best = (-np.inf, None, None)
+            for c0, c1 in itertools.product(grid, grid):
+                m = M.fairness_metrics(y, np.where(g == 0, s >= c0, s >= c1).astype(int), g)
+                obj = m["acc"] - lam * m[notion]
+                if obj > best[0] + 1e-12:
+                    best = (obj, c0, c1)
+            r = M.gstar_thresholds(s, y, g, lam=lam, notion=notion, grid=grid)
+            assert r["objective"] == pytest.approx(best[0], abs=1e-12), (notion, lam)
+            yhat = np.where(g == 0, s >= r["c0"], s >= r["c1"]).astype(int)
+            m = M.fairness_metrics(y, yhat, g)
+            assert m["acc"] - lam * m[notion] == pytest.approx(best[0], abs=1e-12)
+
+
+def test_eps_grid_and_roc_with_base():
+    from workflow.papers.fairness_pareto.frontiers import eps_grid, roc_with_base
+    grid = eps_grid(0.07, 0.3, 0.25)
+    assert grid[0] == 0 and 0.3 in grid and grid[-1] == 1.0 and (np.diff(grid) > 0).all()
+    rng = np.random.default_rng(6)
+    g = rng.integers(0, 2, 200); y = rng.integers(0, 2, 200); s = rng.normal(size=200)
+    zb = np.array([0.4321, 0.6543, 0.2109, 0.8765])
+    roc = roc_with_base(s, y, g, zb, 5)
+    for a in (0, 1):
+        assert any(np.allclose(p, zb[2 * a:2 * a + 2]) for p in roc[a])
+
+
+def test_split_and_encode():
+    import pandas as pd
+
+    from workflow.papers.fairness_pareto import data
+    parts = data.split_indices(100, [0.7, 0.15, 0.15], seed=3)
+    assert [len(p) for p in parts] == [70, 15, 15]
+    assert np.array_equal(np.sort(np.concatenate(parts)), np.arange(100))
+    train = pd.DataFrame({"x": [1.0, 3.0], "c": ["a", "b"]})
+    test = pd.DataFrame({"x": [2.0], "c": ["z"]})          # unseen category -> all-zero one-hot
+    X = data.encode({"train": train, "test": test})
+    assert X["train"].shape == (2, 3) and np.allclose(X["test"], [[0.0, 0.0, 0.0]])
+
+
+def test_evaluate_cell_names():
+    from pathlib import Path
+
+    from workflow.papers.fairness_pareto.evaluate import cell_of
+    assert cell_of(Path("x/adult_married_s12_ours.csv")) == {"dataset": "adult_married", "seed": 12}
+    assert cell_of(Path("x/compas_s0.json")) == {"dataset": "compas", "seed": 0}
+    with pytest.raises(ValueError, match="expected"):
+        cell_of(Path("x/compas.json"))

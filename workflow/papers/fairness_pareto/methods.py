@@ -19,7 +19,6 @@ Pure functions, no file I/O (parsers take text), deterministic given seeds. cvxp
 from __future__ import annotations
 
 import io
-import itertools
 
 import cvxpy as cp
 import numpy as np
@@ -324,18 +323,34 @@ def predict_group_bias(H, group, head) -> np.ndarray:
 
 
 def gstar_thresholds(score, y, group, lam=1.0, notion="eod", grid=None) -> dict:
-    """G-STAR ablation (w = w* fixed): grid-search group thresholds (c_0, c_1) maximising
-    Acc - lam * fairness on the given (validation) data. Returns ``{"c0", "c1", "objective"}``."""
+    """G-STAR ablation (w = w* fixed): grid-search group thresholds (c_0, c_1), yhat = 1[s >= c_a], maximising
+    Acc - lam * fairness on the given (validation) data; the first maximiser in (c_0, c_1) row-major order wins.
+    Vectorised: per group and threshold the counts TP_a(c), TN_a(c); every pair combines them.
+    Returns ``{"c0", "c1", "objective"}``."""
     s, y, g = np.asarray(score, float), np.asarray(y).astype(int), np.asarray(group).astype(int)
     grid = np.quantile(s, np.linspace(0, 1, 51)) if grid is None else np.asarray(grid, float)
-    best = (-np.inf, None, None)
-    for c0, c1 in itertools.product(grid, grid):
-        yhat = np.where(g == 0, s >= c0, s >= c1).astype(int)
-        m = fairness_metrics(y, yhat, g)
-        obj = m["acc"] - lam * m[notion]
-        if obj > best[0] + 1e-12:
-            best = (obj, float(c0), float(c1))
-    return {"c0": best[1], "c1": best[2], "objective": float(best[0])}
+    n = len(y)
+    rates = []
+    for a in (0, 1):
+        sa, ya = s[g == a], y[g == a]
+        pred = sa[None, :] >= grid[:, None]                           # (thresholds, n_a)
+        tp, fp = (pred & (ya == 1)).sum(1), (pred & (ya == 0)).sum(1)
+        n1, n0 = max((ya == 1).sum(), 1), max((ya == 0).sum(), 1)
+        rates.append({"tpr": tp / n1, "tnr": 1 - fp / n0, "pr": (tp + fp) / max(len(ya), 1),
+                      "correct": tp + ((ya == 0).sum() - fp)})
+    r0, r1 = rates
+    acc = (r0["correct"][:, None] + r1["correct"][None, :]) / n
+    if notion == "eod":
+        fair = np.abs(r0["tpr"][:, None] - r1["tpr"][None, :]) + np.abs(r0["tnr"][:, None] - r1["tnr"][None, :])
+    elif notion == "dp":
+        fair = np.abs(r0["pr"][:, None] - r1["pr"][None, :])
+    elif notion == "eop":
+        fair = np.abs(r0["tpr"][:, None] - r1["tpr"][None, :])
+    else:
+        raise ValueError(f"notion must be one of {NOTIONS}")
+    obj = acc - lam * fair
+    i, j = np.unravel_index(int(np.argmax(obj)), obj.shape)
+    return {"c0": float(grid[i]), "c1": float(grid[j]), "objective": float(obj[i, j])}
 
 
 def dfr_balanced_indices(y, group, seed=0) -> np.ndarray:
