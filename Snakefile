@@ -18,7 +18,7 @@ try:
 except ParamsError as err:
     raise WorkflowError(str(err)) from None
 
-PAPERS = ["adam_implicit_bias", "cosa", "hypergraph_sparsify", "neuromanifolds", "lnsp", "soft_qd", "stbp"]
+PAPERS = ["adam_implicit_bias", "cosa", "hypergraph_sparsify", "neuromanifolds", "lnsp", "soft_qd", "stbp", "fsd_cap"]
 
 
 include: "rules/common.smk"
@@ -30,6 +30,7 @@ include: "rules/neuromanifolds.smk"
 include: "rules/lnsp.smk"
 include: "rules/soft_qd.smk"
 include: "rules/stbp.smk"
+include: "rules/fsd_cap.smk"
 include: "rules/report.smk"
 
 

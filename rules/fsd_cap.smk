@@ -1,0 +1,100 @@
+# FSD-CAP: fractional subgraph diffusion + class-aware propagation for 99.5 %-missing node features
+# (spec: shared/papers/fsd_cap.md). graphs (CSBM, heterophilous CSBM, kNN graph of real digits) ->
+# one job per (graph, method, seed): impute + GCN node classification (+ GAE link prediction) -> claims -> figures
+FSD = PARAMS["fsd_cap"]
+FSD_OUT = "results/fsd_cap"
+FIGURES["fsd_cap"] = FSD_FIGURES = expand(f"{FSD_OUT}/figures/{{fig}}.png",
+                                          fig=["table_main", "fig_a_missing_rate", "fig_b_link_auc", "fig_c_gamma"])
+FSD_RUNS = sorted({f"{FSD_OUT}/runs/{ds}/{m}_s{s}.json"
+                   for ds, blocks in FSD["plan"].items() for b in blocks.values() for m in b["methods"] for s in b["seeds"]})
+
+
+def fsd_raw(wildcards):
+    """Catalog files of a real data set (its two mfeat views); the generator needs none."""
+    d = FSD["datasets"][wildcards.dataset]
+    return [f"data/raw/mfeat_{d[v]}.csv" for v in ("graph_view", "feature_view")] if d["source"] == "mfeat" else []
+
+
+wildcard_constraints:
+    fsd_method="[A-Za-z0-9_.]+",  # methods like fsd_gamma0.5
+    seed="[0-9]+",
+
+
+rule fsd_cap:
+    input:
+        f"{FSD_OUT}/claims.json",
+        FSD_FIGURES,
+
+
+rule fsd_cap_data:
+    input:
+        raw=fsd_raw,
+        code=code("fsd_cap", "data", "methods", "lib/graphs", "lib/mfeat"),
+    output:
+        f"{FSD_OUT}/data/{{dataset}}.npz",
+    params:
+        **reads("fsd_cap.datasets.{dataset}", "fsd_cap.csbm"),
+    log:
+        **logs("fsd_cap", "data", "{dataset}"),
+    benchmark:
+        bench("fsd_cap", "data", "{dataset}")
+    threads: 1
+    shell:
+        step("papers.fsd_cap.data", "--raw {input.raw:q} --out {output:q}")
+
+
+rule fsd_cap_run:
+    input:
+        data=f"{FSD_OUT}/data/{{dataset}}.npz",
+        code=code("fsd_cap", "run", "methods", "lib/graphs"),
+    output:
+        f"{FSD_OUT}/runs/{{dataset}}/{{fsd_method}}_s{{seed}}.json",
+    params:
+        **reads("fsd_cap.tasks.{dataset}", "fsd_cap.split", "fsd_cap.missing", "fsd_cap.impute", "fsd_cap.gnn",
+                "fsd_cap.link", "fsd_cap.sweep"),
+    log:
+        **logs("fsd_cap", "run", "{dataset}/{fsd_method}_s{seed}"),
+    benchmark:
+        bench("fsd_cap", "run", "{dataset}/{fsd_method}_s{seed}")
+    threads: 1
+    shell:
+        step("papers.fsd_cap.run",
+             "--data {input.data:q} --dataset {wildcards.dataset} --method {wildcards.fsd_method} --seed {wildcards.seed} --out {output:q}")
+
+
+rule fsd_cap_evaluate:
+    input:
+        runs=FSD_RUNS,
+        claims="workflow/papers/fsd_cap/claims.yaml",
+        code=code("fsd_cap", "evaluate"),
+    output:
+        table=f"{FSD_OUT}/metrics.csv",
+        main=f"{FSD_OUT}/main_table.csv",
+        claims=f"{FSD_OUT}/claims.json",
+    params:
+        **reads("fsd_cap.missing"),
+    log:
+        **logs("fsd_cap", "evaluate"),
+    benchmark:
+        bench("fsd_cap", "evaluate")
+    threads: 1
+    shell:
+        step("papers.fsd_cap.evaluate",
+             "{input.runs:q} --table {output.table:q} --main-table {output.main:q} --claims {output.claims:q}")
+
+
+rule fsd_cap_plot:
+    input:
+        table=f"{FSD_OUT}/metrics.csv",
+        code=code("fsd_cap", "plot"),
+    output:
+        FSD_FIGURES,
+    params:
+        **reads("fsd_cap.missing"),
+    log:
+        **logs("fsd_cap", "plot"),
+    benchmark:
+        bench("fsd_cap", "plot")
+    threads: 1
+    shell:
+        step("papers.fsd_cap.plot", "--table {input.table:q} --figures {output:q}")

@@ -1,0 +1,1 @@
+"""FSD-CAP: fractional subgraph diffusion + class-aware propagation (spec: shared/papers/fsd_cap.md)."""

@@ -1,0 +1,90 @@
+"""All runs -> the long metrics table, the paper's main table (methods x {structural, uniform} accuracy at 99.5 %
+missing, + full features) and the claims of claims.yaml (paired per (mask, seed) differences)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from workflow.core import claims as claims_mod
+from workflow.core.io import read_json, write_text
+from workflow.core.step import Step
+
+CLAIMS = Path(__file__).with_name("claims.yaml")
+
+
+def long_table(paths: list[Path]) -> pd.DataFrame:
+    rows = []
+    for path in paths:
+        run = read_json(path)
+        rows += [{"dataset": run["dataset"], "method": run["method"], "seed": run["seed"], **r} for r in run["rows"]]
+    return pd.DataFrame(rows)
+
+
+def at_rate(t: pd.DataFrame, rate: float, task: str) -> pd.DataFrame:
+    """Rows of one task at the main missing rate; `full` (no mask) is repeated under every mask kind."""
+    t = t[t.task.eq(task)]
+    main = t[np.isclose(t.rate, rate)]
+    full = t[t.method.eq("full")]
+    kinds = sorted(set(main["mask"]))
+    return pd.concat([main] + [full.assign(mask=k) for k in kinds], ignore_index=True)
+
+
+def paired(t: pd.DataFrame, dataset: str, a: str, b: str, value: str) -> list[float]:
+    """value(a) - value(b) per (mask, seed) where both ran on `dataset`."""
+    d = t[t.dataset.eq(dataset)].pivot_table(index=["mask", "seed"], columns="method", values=value)
+    if a not in d or b not in d:
+        return []
+    return [float(v) for v in (d[a] - d[b]).dropna()]
+
+
+def measure(t: pd.DataFrame, rate: float) -> dict[str, list[float]]:
+    node, link = at_rate(t, rate, "node"), at_rate(t, rate, "link") if "link" in set(t.task) else t.iloc[:0]
+    m = {}
+    for ds, tag in (("csbm", "csbm"), ("mfeat", "mfeat")):
+        m[f"k1_gain_vs_fp_{tag}"] = paired(node, ds, "fsd_cap", "fp", "test_acc")
+        m[f"k1_gain_vs_pcfi_{tag}"] = paired(node, ds, "fsd_cap", "pcfi_lite", "test_acc")
+        m[f"k2_gap_to_full_{tag}"] = paired(node, ds, "fsd_cap", "full", "test_acc")
+        m[f"k4_cap_gain_{tag}"] = paired(node, ds, "fsd_cap", "stage1_only", "test_acc")
+        m[f"info_train_labels_only_minus_fp_{tag}"] = paired(node, ds, "cap_train_labels_only", "fp", "test_acc")
+        m[f"info_stage1_minus_fp_{tag}"] = paired(node, ds, "stage1_only", "fp", "test_acc")
+    if len(link):
+        m["k3_auc_gain_vs_fp"] = paired(link, "csbm", "fsd_cap", "fp", "test_auc")
+        m["k3_auc_gap_to_full"] = paired(link, "csbm", "fsd_cap", "full", "test_auc")
+    m["k5_gain_vs_fp_het"] = paired(node, "csbm_het", "fsd_cap", "fp", "test_acc")
+    for g in ("0.5", "2"):
+        m[f"info_gamma{g}_minus_gamma1"] = paired(node, "csbm", f"fsd_gamma{g}", "fsd_cap", "test_acc")
+    return {k: v for k, v in m.items() if v}
+
+
+def main_table(t: pd.DataFrame, rate: float) -> pd.DataFrame:
+    """dataset x method rows; mean and std over seeds of test accuracy per mask kind (+ link AUC where run)."""
+    node = at_rate(t, rate, "node")
+    g = node.groupby(["dataset", "method", "mask"]).test_acc.agg(["mean", "std", "count"]).reset_index()
+    wide = g.pivot_table(index=["dataset", "method"], columns="mask", values=["mean", "std", "count"])
+    wide.columns = [f"acc_{kind}_{stat}" for stat, kind in wide.columns]
+    if "link" in set(t.task):
+        link = at_rate(t, rate, "link").groupby(["dataset", "method", "mask"]).test_auc.mean().unstack("mask")
+        link.columns = [f"auc_{k}" for k in link.columns]
+        wide = wide.join(link, how="left")
+    return wide.reset_index()
+
+
+def main(argv=None):
+    step = Step("fsd_cap", "evaluate", __doc__)
+    step.parser.add_argument("runs", type=Path, nargs="+", help="runs/<dataset>/<method>_s<seed>.json")
+    step.parser.add_argument("--table", type=Path, required=True)
+    step.parser.add_argument("--main-table", type=Path, required=True)
+    step.parser.add_argument("--claims", type=Path, required=True)
+    args, p = step.start(argv)
+    table = long_table(args.runs)
+    result = claims_mod.check(CLAIMS, measure(table, p["rate"]), args.profile, args.claims, step.log)
+    write_text(args.table, table.to_csv(index=False, float_format="%.6g"))
+    write_text(args.main_table, main_table(table, p["rate"]).to_csv(index=False, float_format="%.4f"))
+    step.finish(metrics=claims_mod.as_metrics(result), artifacts=[args.main_table, args.claims],
+                outputs=[args.table, args.main_table, args.claims])
+
+
+if __name__ == "__main__":
+    main()
