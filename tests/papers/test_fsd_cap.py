@@ -3,9 +3,11 @@
 Known answers used:
 * fractional operator T_γ of a star (centre 0, leaves 1, 2, 3) plus the edge 1-2, degrees (3, 2, 2, 1):
   row 0 ∝ d_j^{-γ/2} -> γ = 1: (1 - 1/√2, 1 - 1/√2, √2 - 1); γ = 2: (1/4, 1/4, 1/2).
-* region schedule from one end of a 10-node path: S_t = {dist <= 1 + ... + t} -> sizes 2, 4, 7, 10.
+* region schedule from one end of a 10-node path: S_t = {dist <= 1 + ... + t} -> sizes 2, 4, 7, 10, and one more
+  round on the saturated region (the official loop stops only when R stopped growing) -> 2, 4, 7, 10, 10.
 * stage 1 on the path 0-1-2 (node 0 observed, x = 1), K = 1, λ = 0.1, γ = 1: hop 1 gives (1, 1, 0), prev = (1, 1, 0)/√2;
-  hop 2 (degrees in S: 1, 2, 1): node 1 = (1·1 + 1·0)/2 + 0.1/√2, node 2 = 1 -> (1, 0.5 + 0.1/√2, 1).
+  hop 2 (degrees in S: 1, 2, 1): node 1 = (1·1 + 1·0)/2 + 0.1/√2 =: a, node 2 = 1 -> (1, a, 1), prev = (1, a, 1)/N,
+  N = √(2 + a²); hop 3 (same S, weights 1, 1/√2, 1): node 1 = (1 + 1)/2 + 0.1 a/N, node 2 = a + 0.1/N.
 * entropy weights on the star 0-{1,2,3} with ŷ = (0, 0, 1, 2): node 0 histogram (1/2, 1/4, 1/4), H = 1.5 ln 2,
   log 4 = 2 ln 2 -> w = 1/4; leaf 3 histogram (1/2, 1/2) -> w = 0; leaf 1 (same label as the centre) -> w = 1.
 """
@@ -68,11 +70,12 @@ def test_hop_distance_per_column():
 def test_region_schedule_grows_by_increasing_hops():
     a = path(10)
     dist = G.hop_distance(a, np.eye(10, 1, dtype=bool))
-    regions = M.region_schedule(dist)
-    assert [int(r.sum()) for r in regions] == [2, 4, 7, 10]
+    hops = M.region_schedule(dist)
+    assert [int(s.sum()) for s, _ in hops] == [2, 4, 7, 10, 10]
+    assert all(active.all() for _, active in hops)
     # the same by the definition: S_t = t-hop neighbourhood of R_{t-1}, R_0 = known
     r = np.eye(10, 1, dtype=bool).ravel()
-    for t, s in enumerate(regions, start=1):
+    for t, (s, _) in enumerate(hops, start=1):
         for _ in range(t):
             r = r | (a @ r.astype(float) > 0)
         assert np.array_equal(r, s.ravel())
@@ -82,7 +85,16 @@ def test_stage1_known_answer_on_a_path():
     x = np.array([[1.0], [5.0], [7.0]])
     mask = np.array([[True], [False], [False]])
     out = M.fsd_stage1(path(3), x, mask, iterations=1, gamma=1.0, lam=0.1, mode="structural")
-    assert np.allclose(out.ravel(), [1.0, 0.5 + 0.1 / S2, 1.0])
+    a = 0.5 + 0.1 / S2
+    n = np.sqrt(2 + a * a)
+    assert np.allclose(out.ravel(), [1.0, 1.0 + 0.1 * a / n, a + 0.1 / n])
+
+
+def test_region_schedule_stops_each_column_on_its_own():
+    # column 0 known at node 0 of a 4-node path (saturates after 3 hops), column 1 known everywhere (1 hop only)
+    dist = G.hop_distance(path(4), np.array([[True, True], [False, True], [False, True], [False, True]]))
+    hops = M.region_schedule(dist)
+    assert [a.tolist() for _, a in hops] == [[True, True], [True, False], [True, False]]
 
 
 def test_stage1_keeps_observed_fills_reachable_and_leaves_unreachable_zero():

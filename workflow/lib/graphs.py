@@ -114,7 +114,7 @@ def train_node_classifier(a: sp.spmatrix, x: np.ndarray, y: np.ndarray, train: n
     """Full-batch GCN node classification; the epoch of best validation accuracy decides (weights and logits);
     training stops after `patience` epochs without a better validation accuracy.
 
-    Returns val_acc, test_acc at that epoch, its logits [n, C] and the epoch.
+    Returns val_acc, test_acc at that epoch, its logits [n, C] and the epoch, and the logits of the last epoch run.
     """
     import torch
 
@@ -140,7 +140,7 @@ def train_node_classifier(a: sp.spmatrix, x: np.ndarray, y: np.ndarray, train: n
                     "logits": logits.numpy().copy(), "epoch": epoch}
         elif epoch - best["epoch"] >= patience:
             break
-    return best
+    return best | {"last_logits": logits.numpy().copy()}
 
 
 def split_edges(a: sp.spmatrix, val_frac: float, test_frac: float, rng: np.random.Generator) -> dict:

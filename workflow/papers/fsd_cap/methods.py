@@ -4,7 +4,7 @@ Notation: A the 0/1 adjacency (csr, no self loops), X [n, D] the true features, 
 observed-mask (True = observed). Every imputer returns a full [n, D] matrix that equals X where M is True.
 
 FSD, stage 1 (fsdcap.py): out = X ⊙ M, prev = out, region R = known nodes (per feature column in uniform mode),
-hop = 1. Repeat: S = hop-hop neighbourhood of R; stop when S adds no node; on the subgraph A_S
+hop = 1. Repeat: S = hop-hop neighbourhood of R; stop once R stopped growing (after one more round); on A_S
     T_γ = rownorm((D_S^{-1/2} A_S D_S^{-1/2})^{∘γ}),
 iterate K times  out[S] ← T_γ out;  out[S] += λ·prev[S];  out[known] = X[known];
 then prev[S] = out[S] / ‖out[S]‖_F (per column in uniform mode); R ← S; hop ← hop + 1.
@@ -14,7 +14,8 @@ which vectorises over columns with an [n, c] region mask. With R_0 = known and R
 hop t is {dist(·, known) ≤ 1 + 2 + … + t}: computed once from BFS distances.
 
 CAP, stage 2 (utilsDiff.oursDiff): a pre-GNN on the stage-1 features gives pseudo-labels ŷ (true labels on
-train and validation nodes, predictions elsewhere, as the official code) and confidences c_i = max softmax(z_i/T);
+train and validation nodes, best-validation predictions elsewhere, as the official code) and confidences
+c_i = max softmax(z_i/T) (logits of the pre-GNN's last epoch, as the official pred_y);
 neighbourhood-entropy weights w_i = 1 − H(hist ŷ over N(i) ∪ {i}) / log(|N(i)| + 1); class prototypes
 m_c = Σ_{ŷ_i=c} w_i z_i / Σ_{ŷ_i=c} w_i; missing entries only: z_i ← c_i z_i + (1 − c_i) m_{ŷ_i}.
 """
@@ -156,16 +157,22 @@ def fractional_operator(a: sp.spmatrix, nodes: np.ndarray, gamma: float) -> np.n
     return np.divide(powered, rows, out=np.zeros_like(powered), where=rows > 0)
 
 
-def region_schedule(dist: np.ndarray) -> list[np.ndarray]:
-    """Regions S_1, S_2, … of the expansion: S_t = {dist ≤ 1 + … + t}, until no column gains a node."""
-    regions, region, hop, reach = [], dist <= 0, 1, 0
+def region_schedule(dist: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The hops of the expansion as (region S_t [n, c], columns diffused at this hop [c]).
+
+    S_t = hop-t neighbourhood of R_{t-1} = S_{t-1} (R_0 = known), i.e. {dist <= 1 + ... + t}. As in the official
+    loop, a column runs hop t when t = 1 or its region grew at hop t - 1: once saturated, a column gets one more
+    round of diffusion on its (whole-component) region, then stops.
+    """
+    hops, before, region, reach, t = [], None, dist <= 0, 0, 1
     while True:
-        reach += hop
+        active = np.ones(dist.shape[1], dtype=bool) if before is None else (region != before).any(axis=0)
+        if not active.any():
+            return hops
+        reach += t
         s = dist <= reach
-        if not (s & ~region).any():
-            return regions
-        regions.append(s)
-        region, hop = s, hop + 1
+        hops.append((s, active))
+        before, region, t = region, s, t + 1
 
 
 def fsd_stage1(a: sp.spmatrix, x: np.ndarray, mask: np.ndarray, iterations: int, gamma: float, lam: float,
@@ -175,9 +182,7 @@ def fsd_stage1(a: sp.spmatrix, x: np.ndarray, mask: np.ndarray, iterations: int,
     dist = graphs.hop_distance(a, known)
     out = np.where(mask, x, 0.0)
     prev = out.copy()
-    region = known
-    for s in region_schedule(dist):
-        grew = (s & ~region).any(axis=0)                          # columns whose region changed at this hop
+    for s, grew in region_schedule(dist):                       # grew: the columns diffused at this hop
         upd = np.broadcast_to(s & grew[None, :], x.shape)         # rows of S in those columns are diffused
         weight = np.broadcast_to(fractional_weights(a, s, gamma), x.shape)
         for _ in range(iterations):
@@ -188,7 +193,6 @@ def fsd_stage1(a: sp.spmatrix, x: np.ndarray, mask: np.ndarray, iterations: int,
         inside = np.where(s_full, out, 0.0)
         norm = np.sqrt((inside ** 2).sum()) if mode == "structural" else np.sqrt((inside ** 2).sum(0, keepdims=True))
         prev = np.where(s_full & grew[None, :], inside / np.where(norm > 0, norm, 1.0), prev)
-        region = s
     return out
 
 
@@ -246,7 +250,7 @@ def fsd_cap(a: sp.spmatrix, x: np.ndarray, mask: np.ndarray, y: np.ndarray, spli
     nodes = np.concatenate([split["train"], split["val"]]) if labelled == "train_val" else split["train"]
     classes = int(y.max()) + 1
     yhat = pseudo_labels(pre["logits"], y, nodes)
-    conf = softmax_confidence(pre["logits"], imp["temperature"])
+    conf = softmax_confidence(pre["last_logits"], imp["temperature"])  # official: pred_y of the last forward pass
     return class_aware_propagation(z, mask, yhat, conf, entropy_weights(a, yhat, classes), classes)
 
 
