@@ -86,7 +86,7 @@ rule fsd_cap_evaluate:
 rule fsd_cap_plot:
     input:
         table=f"{FSD_OUT}/metrics.csv",
-        code=code("fsd_cap", "plot"),
+        code=code("fsd_cap", "plot", "evaluate"),
     output:
         FSD_FIGURES,
     params:
