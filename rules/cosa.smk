@@ -28,7 +28,7 @@ rule cosa:
 rule cosa_prepare:
     input:
         raw=cosa_raw,
-        code=code("cosa", "prepare", "methods"),
+        code=code("cosa", "prepare", "methods", "lib/timeseries"),
     output:
         f"{COSA_OUT}/data/{{dataset}}.npz",
     params:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from workflow.lib.timeseries import chrono_split  # shared with stbp (ETT/PEMS 60/20/20 convention)
+
 from .models import DLinear, MLPRevIN, RevIN, gather_windows, make_base, train_base, window_starts
 from .stream import (CALR, GCM, METHODS, ContextBuffer, OutputAdapter, TafasLite, paas_period, partial_mask,
                      run_stream, select_hparams)
@@ -30,17 +32,6 @@ __all__ = [
 ]
 
 SHIFTS = ("level", "mixed", "none")
-
-
-def chrono_split(n: int, fractions=(0.6, 0.2, 0.2)) -> dict:
-    """ETT-style chronological split: ``{"train": (0, a), "val": (a, b), "test": (b, n)}``,
-    ``a = int(n f_train)``, ``b = int(n (f_train + f_val))``; the test part takes the remainder."""
-    f = np.asarray(fractions, dtype=float)
-    if len(f) != 3 or (f < 0).any() or not np.isclose(f.sum(), 1.0):
-        raise ValueError("fractions must be three non-negative numbers summing to 1")
-    a = int(n * f[0])
-    b = int(n * (f[0] + f[1]))
-    return {"train": (0, a), "val": (a, b), "test": (b, int(n))}
 
 
 def zscore(series, train_range) -> tuple[np.ndarray, dict]:
