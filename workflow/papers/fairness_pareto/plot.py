@@ -11,8 +11,8 @@ from workflow.core import plotting
 from workflow.core.io import write_text
 from workflow.core.step import Step
 
-FRONTIERS = {"ours": ("Ours (MS frontier)", "-", 2.0), "fact": ("FACT", "--", 1.4), "factgstar": ("FACT + G-STAR", "-.", 1.4),
-             "postproc": ("best post-proc. of score (test)", ":", 1.2)}
+FRONTIERS = {"ours": ("Ours (MS frontier)", "-", 2.0, "black"), "fact": ("FACT", "--", 1.4, "#7f7f7f"),
+             "factgstar": ("FACT + G-STAR", "-.", 1.4, "#8c564b"), "postproc": ("best post-proc. of score (test)", ":", 1.2, "#17becf")}
 METHODS = {"ours_eod": "Ours (group bias, EOd)", "ours_dp": "Ours (group bias, DP)", "gstar_eod": "G-STAR (EOd)",
            "gstar_dp": "G-STAR (DP)", "eqodds": "Eq. Odds (fairlearn)", "dp_postproc": "DP post-proc. (fairlearn)",
            "dfr": "DFR", "expgrad_eod": "ExpGrad EOd (fairlearn)", "expgrad_dp": "ExpGrad DP (fairlearn)"}
@@ -27,9 +27,9 @@ def plane(frontiers: pd.DataFrame, points: pd.DataFrame, notion: str, xmax: floa
     for ax, ds in zip(axes[0], datasets):
         seed = frontiers[frontiers.dataset == ds].seed.min()
         fr = frontiers[(frontiers.dataset == ds) & (frontiers.seed == seed) & (frontiers.notion == notion)]
-        for key, (label, ls, lw) in FRONTIERS.items():
+        for key, (label, ls, lw, color) in FRONTIERS.items():
             c = fr[fr.frontier == key].sort_values("eps")
-            ax.plot(c.eps, c.acc, ls=ls, lw=lw, color="k" if key == "ours" else None, label=label)
+            ax.plot(c.eps, c.acc, ls=ls, lw=lw, color=color, label=label)
         pts = points[(points.dataset == ds) & (points.seed == seed)]
         for m, label in METHODS.items():
             d = pts[pts.method == m]
