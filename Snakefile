@@ -18,7 +18,7 @@ try:
 except ParamsError as err:
     raise WorkflowError(str(err)) from None
 
-PAPERS = ["adam_implicit_bias", "cosa", "hypergraph_sparsify", "neuromanifolds", "lnsp", "soft_qd", "stbp", "fsd_cap"]
+PAPERS = ["adam_implicit_bias", "cosa", "hypergraph_sparsify", "neuromanifolds", "lnsp", "soft_qd", "stbp", "fsd_cap", "fairness_pareto"]
 
 
 include: "rules/common.smk"
@@ -31,6 +31,7 @@ include: "rules/lnsp.smk"
 include: "rules/soft_qd.smk"
 include: "rules/stbp.smk"
 include: "rules/fsd_cap.smk"
+include: "rules/fairness_pareto.smk"
 include: "rules/report.smk"
 
 

@@ -18,7 +18,7 @@ def fp_raw(wildcards):
 
 wildcard_constraints:
     seed="[0-9]+",
-    family="|".join(["ours", "gstar", "eqodds", "dfr", "expgrad"]),
+    fp_family="|".join(["ours", "gstar", "eqodds", "dfr", "expgrad"]),  # global: a paper-prefixed name (hypergraph_sparsify has `family`)
 
 
 rule fairness_pareto:
@@ -74,17 +74,17 @@ rule fairness_pareto_interventions:
         base=f"{FP_OUT}/base/{{dataset}}_s{{seed}}.json",
         code=code("fairness_pareto", "interventions", "frontiers", "methods"),
     output:
-        f"{FP_OUT}/points/{{dataset}}_s{{seed}}_{{family}}.csv",
+        f"{FP_OUT}/points/{{dataset}}_s{{seed}}_{{fp_family}}.csv",
     params:
         **reads("fairness_pareto.interventions", "fairness_pareto.frontiers.roc_thresholds"),
     log:
-        **logs("fairness_pareto", "interventions", "{dataset}_s{seed}_{family}"),
+        **logs("fairness_pareto", "interventions", "{dataset}_s{seed}_{fp_family}"),
     benchmark:
-        bench("fairness_pareto", "interventions", "{dataset}_s{seed}_{family}")
+        bench("fairness_pareto", "interventions", "{dataset}_s{seed}_{fp_family}")
     threads: 1
     shell:
         step("papers.fairness_pareto.interventions",
-             "--features {input.features:q} --base {input.base:q} --family {wildcards.family} --seed {wildcards.seed} --out {output:q}")
+             "--features {input.features:q} --base {input.base:q} --family {wildcards.fp_family} --seed {wildcards.seed} --out {output:q}")
 
 
 rule fairness_pareto_evaluate:
