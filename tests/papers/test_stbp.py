@@ -133,7 +133,8 @@ def test_fit_restores_best_weights_and_without_trainables_does_nothing():
     torch.manual_seed(0)
     model = S.STBP(3, d=8)
     nodes, adj = torch.arange(3), S.normalised_adjacency(np.zeros((3, 3)))
-    res = S.fit(model, _toy(3), _toy(3, 10, 1), nodes, adj, lr=0.01, batch=8, max_epochs=4, patience=2, seed=0)
+    res = S.fit(model, _toy(3), _toy(3, 10, 1), nodes, adj, lr=0.3, batch=8, max_epochs=8, patience=3, seed=0)
+    assert res["best_epoch"] < res["epochs"]  # a large lr: later epochs are worse, so restoring matters
     val = float(S.masked_mae_loss(S.predict(model, *_toy(3, 10, 1)[:1], nodes, adj), _toy(3, 10, 1)[1]))
     assert val == pytest.approx(res["best_val_mae"], rel=1e-5) and res["best_val_mae"] == min(v for _, v in res["curve"])
     S.freeze_all_but_nodes(S.GcnTcn(3))  # no node rows at all
@@ -203,3 +204,17 @@ def test_ratio_pairs_units_and_takes_the_minimum_denominator():
     assert E.ratio(years, "stream", "stbp", ["finetune_all", "retrain"]) == [0.9, 2.0]
     assert E.ratio(years, "stream", "stbp", "retrain", incremental=True) == [1.6]
     assert E.ratio(years, "stream", "stbp", "eac_lite") == []
+
+
+def test_gcn_baseline_mixes_nodes_only_through_the_graph():
+    torch.manual_seed(0)
+    model = S.GcnTcn(3, d=8)
+    x = torch.randn(2, 3, 12)
+    x2 = x.clone()
+    x2[:, 2] += 5.0  # perturb node 2
+    alone = S.normalised_adjacency(np.zeros((3, 3)))  # no edges: A_hat = I, every node on its own
+    linked = S.normalised_adjacency(np.array([[0, 0, 1], [0, 0, 0], [1, 0, 0.0]]))  # 0 - 2 linked, 1 alone
+    nodes = torch.arange(3)
+    assert torch.allclose(model(x, nodes, alone)[:, 0], model(x2, nodes, alone)[:, 0])
+    assert not torch.allclose(model(x, nodes, linked)[:, 0], model(x2, nodes, linked)[:, 0])
+    assert torch.allclose(model(x, nodes, linked)[:, 1], model(x2, nodes, linked)[:, 1])

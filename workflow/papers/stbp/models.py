@@ -136,18 +136,28 @@ class STBP(nn.Module):
         return F.dropout(out, p=self.dropout, training=self.training)
 
 
-class GcnTcn(nn.Module):
-    """TrafficStream-style backbone: temporal conv over the 12-step window, embedding, 2 GCN layers on the
-    normalised graph, linear head with the same input residual as STBP. ``prompt=True``: EAC-style learnable
-    per-node prompt (R^d) added to the embedding."""
+class GraphConv(nn.Module):
+    """TrafficStream's batch graph convolution with a separate self weight: h = A_hat x W_n + b + x W_s."""
 
-    def __init__(self, n_nodes: int, x_len: int = 12, y_len: int = 12, d: int = 32, channels: int = 4,
-                 prompt: bool = False):
+    def __init__(self, d_in: int, d_out: int):
         super().__init__()
-        self.tcn = nn.Conv1d(1, channels, kernel_size=3, padding=1)
-        self.embed = nn.Linear(channels * x_len, d)
-        self.gcn1, self.gcn2 = nn.Linear(d, d), nn.Linear(d, d)
-        self.head = nn.Linear(d, x_len)
+        self.neigh = nn.Linear(d_in, d_out)
+        self.self_ = nn.Linear(d_in, d_out, bias=False)
+
+    def forward(self, x: torch.Tensor, adj: torch.Tensor) -> torch.Tensor:
+        return adj @ self.neigh(x) + self.self_(x)
+
+
+class GcnTcn(nn.Module):
+    """TrafficStream-style backbone (its Basic_Model): GraphConv(12 -> d), ReLU, a 1-D conv (kernel 3) over the
+    feature axis, GraphConv(d -> 12), the input residual, Linear(12 -> 12)(GELU(.)). ``prompt=True``: EAC-style
+    learnable per-node prompt (R^d) added to the embedding after the first graph convolution."""
+
+    def __init__(self, n_nodes: int, x_len: int = 12, y_len: int = 12, d: int = 32, prompt: bool = False):
+        super().__init__()
+        self.gcn1 = GraphConv(x_len, d)
+        self.tcn = nn.Conv1d(1, 1, kernel_size=3, padding=1)
+        self.gcn2 = GraphConv(d, x_len)
         self.fc = nn.Linear(x_len, y_len)
         self.node_param = "prompt" if prompt else None
         self.prompt = nn.Parameter(torch.empty(n_nodes, d).uniform_(-0.1, 0.1)) if prompt else None
@@ -158,14 +168,13 @@ class GcnTcn(nn.Module):
             self.prompt = nn.Parameter(torch.cat([self.prompt.detach(), new], dim=0))
 
     def forward(self, x: torch.Tensor, nodes: torch.Tensor, adj: torch.Tensor) -> torch.Tensor:
-        b, n, t = x.shape
-        h = F.relu(self.tcn(x.reshape(b * n, 1, t))).reshape(b, n, -1)
-        h = self.embed(h)
+        b, n, _ = x.shape
+        h = F.relu(self.gcn1(x, adj))
         if self.prompt is not None:
             h = h + self.prompt[nodes]
-        h = F.relu(adj @ self.gcn1(h))
-        h = F.relu(adj @ self.gcn2(h))
-        return self.fc(F.gelu(self.head(h) + x))
+        h = self.tcn(h.reshape(b * n, 1, -1)).reshape(b, n, -1)
+        h = self.gcn2(h, adj)
+        return self.fc(F.gelu(h + x))
 
 
 def make_model(family: str, n_nodes: int, d: int, x_len: int = 12, y_len: int = 12, dropout: float = 0.0) -> nn.Module:

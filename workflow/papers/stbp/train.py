@@ -43,7 +43,7 @@ def run(method: str, data: dict, seed: int, p: dict, log=print) -> dict:
     """Every year in order; returns per-year records and the backward check (final model on year 0's test)."""
     seed_everything(seed)
     n_years = int(data["n_years"])
-    model, records, first = None, [], None
+    model, records, first, curves = None, [], None, {}
     for y in range(n_years):
         x = data[f"x_{y}"]
         n = x.shape[1]
@@ -58,13 +58,14 @@ def run(method: str, data: dict, seed: int, p: dict, log=print) -> dict:
                **{k: fit[k] for k in ("epochs", "best_epoch", "best_val_mae", "seconds")},
                **evaluate_year(model, win, nodes, adj, data[f"is_new_{y}"].astype(bool), data[f"node_type_{y}"])}
         records.append(rec)
+        curves[f"val_mae_y{y}"] = fit["curve"]
         log(f"{method} year {y}: N={n} epochs={rec['epochs']} trainable={rec['trainable']} "
             f"{rec['seconds']:.1f}s test MAE={rec['mae_avg']:.3f}")
         if y == 0:
             first = (win, nodes, adj, data["node_type_0"])
     win0, nodes0, adj0, kind0 = first
     back = evaluate_year(model, win0, nodes0, adj0, np.zeros(len(nodes0), bool), kind0)
-    return {"method": method, "seed": seed, "years": records,
+    return {"method": method, "seed": seed, "years": records, "curves": curves,
             "backward": {"mae_year0_final": back["mae_avg"], "mae_year0_initial": records[0]["mae_avg"]}}
 
 
@@ -83,7 +84,7 @@ def main(argv=None):
                          **{f"mae_y{r['year']}": r["mae_avg"] for r in ys},
                          **{f"seconds_y{r['year']}": r["seconds"] for r in ys},
                          "mae_year0_final": result["backward"]["mae_year0_final"]},
-                curves={f"val_mae_y{r['year']}": [] for r in []}, outputs=[args.out])
+                curves=result["curves"], outputs=[args.out])
 
 
 if __name__ == "__main__":
