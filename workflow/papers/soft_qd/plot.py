@@ -47,7 +47,7 @@ def fig_sweep(sweep: pd.DataFrame):
     for ax, (col, label) in zip(axes[0], [("mean_f", "mean fitness"), ("vendi", "Vendi score"), ("qd_score", "QD score")]):
         plotting.sns.lineplot(sweep, x="sigma2", y=col, marker="o", errorbar="sd", ax=ax)
         ax.set(xscale="log", xlabel="kernel width σ² (logit space)", ylabel=label)
-    fig.suptitle("Fig. B: SQUAD's kernel width trades quality for diversity (LP-Rastrigin, band = sd over seeds)")
+    fig.suptitle("Fig. B: ablation of SQUAD's kernel width σ² (LP-Rastrigin, m = 4; band = sd over seeds)")
     fig.tight_layout()
     return fig
 
@@ -112,7 +112,8 @@ def fig_table(summary: pd.DataFrame):
     header = ["task", "m", "method", "evals", "QD score", "coverage", "mean f", "Vendi", "#sol.", "s"]
     fig, ax = plotting.subplots(1, 1, width=11, height=0.22 * len(rows) + 1.0)
     ax = ax[0][0]
-    tab = plotting.draw_table(ax, rows, header, loc="upper center", cellLoc="center")
+    tab = plotting.draw_table(ax, rows, header, loc="upper center", cellLoc="center",
+                              colWidths=[0.09, 0.04, 0.15, 0.08, 0.12, 0.12, 0.1, 0.1, 0.06, 0.05])
     best = summary.groupby(["benchmark", "m"]).qd_score.transform("max").eq(summary.qd_score)
     order = summary.sort_values(["benchmark", "m", "method"]).index
     for i, idx in enumerate(order, start=1):
