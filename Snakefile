@@ -18,7 +18,7 @@ try:
 except ParamsError as err:
     raise WorkflowError(str(err)) from None
 
-PAPERS = ["adam_implicit_bias", "cosa", "hypergraph_sparsify", "neuromanifolds", "lnsp", "soft_qd", "stbp", "fsd_cap", "fairness_pareto"]
+PAPERS = ["adam_implicit_bias", "cosa", "hypergraph_sparsify", "neuromanifolds", "lnsp", "soft_qd", "stbp", "fsd_cap", "fairness_pareto", "scsd"]
 
 
 include: "rules/common.smk"
@@ -32,6 +32,7 @@ include: "rules/soft_qd.smk"
 include: "rules/stbp.smk"
 include: "rules/fsd_cap.smk"
 include: "rules/fairness_pareto.smk"
+include: "rules/scsd.smk"
 include: "rules/report.smk"
 
 

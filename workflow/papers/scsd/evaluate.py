@@ -1,0 +1,102 @@
+"""Every run -> one metrics table (data set x r_V x method x fold) and the view-weight table; the claims of claims.yaml."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from workflow.core import claims as claims_mod
+from workflow.core.io import read_json, write_text
+from workflow.core.step import Step
+
+CLAIMS = Path(__file__).with_name("claims.yaml")
+BASELINES = ("late_fusion_mlp", "dicnet_lite", "br_logreg")
+ABLATIONS = {"vq": "scsd_no_vq", "xrec": "scsd_no_xrec", "lcw": "scsd_no_lcw", "sd": "scsd_no_sd"}
+MIN_ABLATION_DROP = 0.002  # spec K2: an ablation counts as beaten when its AP is >= 0.2 pp below SCSD's
+
+
+def tables(runs: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    rows, weights = [], []
+    for r in runs:
+        key = {"dataset": r["dataset"], "missing_view": r["missing_view"], "method": r["method"], "seed": r["seed"]}
+        rows.append(key | r["test"] | {"epochs_run": r["epochs_run"], "codebook_usage": r["codebook_usage"]})
+        by_tau = r.get("weights_by_tau", {})
+        for v, name in enumerate(r["view_names"]):
+            weights.append(key | {"view": v + 1, "view_name": name, "weight": r["view_weights"][v], "view_val_ap": r["view_val_ap"][v],
+                                  "quality": r["view_quality"][v], **{f"weight_tau{t}": w[v] for t, w in by_tau.items()}})
+    return pd.DataFrame(rows), pd.DataFrame(weights)
+
+
+def main_grid(table: pd.DataFrame, plan: dict) -> pd.DataFrame:
+    """Runs of each data set at its own r_V (the main table), not the sweep's extra rates."""
+    own = plan["own_missing_view"]
+    return table[[own.get(ds) == rv for ds, rv in zip(table.dataset, table.missing_view)]]
+
+
+def measure(table: pd.DataFrame, weights: pd.DataFrame, plan: dict) -> dict[str, list[float]]:
+    m: dict[str, list[float]] = {}
+
+    def put(name, values):
+        values = [float(v) for v in values if not np.isnan(v)]
+        if values:
+            m[name] = values
+
+    main = main_grid(table, plan)
+    for ds, d in main.groupby("dataset"):
+        ap = d.pivot_table(index="seed", columns="method", values="ap")
+        rl = d.pivot_table(index="seed", columns="method", values="one_minus_rl")
+        base = [b for b in BASELINES if b in ap]
+        if "scsd" in ap and base:
+            put(f"k1_ap_margin_{ds}", ap["scsd"] - ap[base].max(axis=1))
+            put(f"k1_rl_margin_{ds}", rl["scsd"] - rl[base].max(axis=1))
+        abl = {k: a for k, a in ABLATIONS.items() if a in ap}
+        if ds == "synth" and "scsd" in ap and abl:
+            gains = pd.DataFrame({k: ap["scsd"] - ap[a] for k, a in abl.items()})
+            if len(abl) == len(ABLATIONS):
+                put("k2_ablations_beaten", (gains >= MIN_ABLATION_DROP).sum(axis=1))
+            for k in abl:
+                put(f"info_ap_gain_from_{k}", [gains[k].mean()])
+        if ds == "synth" and "scsd" in ap:
+            put("info_codebook_usage", [d[d.method == "scsd"].codebook_usage.mean()])
+    w = weights[(weights.dataset == "synth") & (weights.method == "scsd")]
+    w = w[w.missing_view == plan["own_missing_view"].get("synth")]
+    if len(w):
+        per_seed = list(w.groupby("seed"))
+        put("k3_spearman_weight_vs_view_ap", [stats.spearmanr(g.weight, g.view_val_ap).statistic for _, g in per_seed])
+        put("k3_view1_weight_largest", [float(g.sort_values("view").weight.to_numpy().argmax() == 0) for _, g in per_seed])
+        for col in [c for c in w.columns if c.startswith("weight_tau")]:
+            tau = col.removeprefix("weight_tau")
+            put(f"info_weight_spread_tau{tau}", [np.mean([g[col].max() - g[col].min() for _, g in per_seed])])
+            if tau == "0.1":
+                put("info_spearman_tau0.1", [np.mean([stats.spearmanr(g[col], g.view_val_ap).statistic for _, g in per_seed])])
+    sweep = plan["sweep"]
+    s = table[(table.dataset == sweep["dataset"]) & table.method.isin(["scsd", "late_fusion_mlp"])]
+    ap = s.pivot_table(index=["seed", "method"], columns="missing_view", values="ap")
+    if 0.1 in ap and 0.7 in ap:
+        drop = (ap[0.1] - ap[0.7]).unstack("method")
+        if {"scsd", "late_fusion_mlp"} <= set(drop):
+            put("k4_drop_scsd_minus_late_fusion", drop["scsd"] - drop["late_fusion_mlp"])
+    return m
+
+
+def main(argv=None):
+    step = Step("scsd", "evaluate", __doc__)
+    step.parser.add_argument("runs", type=Path, nargs="+", help="runs/<dataset>/rv<r>/<method>_s<seed>.json")
+    step.parser.add_argument("--table", type=Path, required=True)
+    step.parser.add_argument("--weights", type=Path, required=True)
+    step.parser.add_argument("--claims", type=Path, required=True)
+    args, p = step.start(argv)
+    runs = [read_json(path) | {"dataset": path.parent.parent.name} for path in args.runs]
+    table, weights = tables(runs)
+    plan = p | {"own_missing_view": {ds: p[ds]["missing_view"] for ds in p["datasets"]}}  # sections scsd.plan + scsd.datasets
+    result = claims_mod.check(CLAIMS, measure(table, weights, plan), args.profile, args.claims, step.log)
+    write_text(args.table, table.to_csv(index=False, float_format="%.6g"))
+    write_text(args.weights, weights.to_csv(index=False, float_format="%.6g"))
+    step.finish(metrics=claims_mod.as_metrics(result), artifacts=[args.table, args.weights, args.claims],
+                outputs=[args.table, args.weights, args.claims])
+
+
+if __name__ == "__main__":
+    main()
