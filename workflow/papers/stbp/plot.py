@@ -11,6 +11,7 @@ from workflow.core import plotting
 from workflow.core.step import Step
 
 ORDER = ["stbp", "finetune_all", "retrain", "static", "eac_lite", "trafficstream_lite", "stbp_no_freq", "stbp_no_bank_mod"]
+PALETTE = dict(zip(ORDER, plotting.sns.color_palette("tab10", len(ORDER))))  # one colour per method in every panel
 
 
 def methods_in(d: pd.DataFrame) -> list[str]:
@@ -26,7 +27,8 @@ def fig_table(table: pd.DataFrame):
             rows.append([ds, m, int(t.loc[m, "seeds"])] + [f"{t.loc[m, c]:.2f}" for c in cols])
     header = ["data", "method", "seeds"] + [c.replace("_", " @") for c in cols]
     fig, ax = plotting.subplots(1, 1, width=14, height=0.3 * len(rows) + 1.0)
-    plotting.draw_table(ax[0][0], rows, header, loc="upper center", cellLoc="center")
+    plotting.draw_table(ax[0][0], rows, header, loc="upper center", cellLoc="center",
+                        colWidths=[0.07, 0.12, 0.04] + [0.064] * len(cols))
     ax[0][0].set_title("Test metrics averaged over yearly tasks, then seeds (MAPE in %, masked y >= 1)")
     return fig
 
@@ -36,7 +38,7 @@ def fig_years(years: pd.DataFrame):
     fig, axes = plotting.subplots(1, len(datasets), width=4.6)
     for ax, ds in zip(axes[0], datasets):
         d = years[years.dataset == ds]
-        plotting.sns.lineplot(d, x="year", y="mae_avg", hue="method", hue_order=methods_in(d), marker="o", ax=ax,
+        plotting.sns.lineplot(d, x="year", y="mae_avg", hue="method", hue_order=methods_in(d), palette=PALETTE, marker="o", ax=ax,
                               errorbar=("pi", 100))
         ax.set(title=f"{ds}: test MAE per yearly task", ylabel="MAE (mean over horizons)", xlabel="year (task)")
         ax.legend(fontsize=6)
@@ -47,10 +49,10 @@ def fig_cost(years: pd.DataFrame):
     d = years[years.dataset == "stream"]
     fig, axes = plotting.subplots(1, 2, width=4.6)
     order = methods_in(d)
-    plotting.sns.barplot(d, x="year", y="seconds", hue="method", hue_order=order, ax=axes[0][0], errorbar=None)
+    plotting.sns.barplot(d, x="year", y="seconds", hue="method", hue_order=order, palette=PALETTE, ax=axes[0][0], errorbar=None)
     axes[0][0].set(title="training wall time per year (s)", ylabel="seconds")
-    axes[0][0].legend(fontsize=6)
-    plotting.sns.barplot(d, x="year", y="trainable", hue="method", hue_order=order, ax=axes[0][1], errorbar=None, legend=False)
+    axes[0][0].legend(fontsize=6, ncol=2, loc="upper left")
+    plotting.sns.barplot(d, x="year", y="trainable", hue="method", hue_order=order, palette=PALETTE, ax=axes[0][1], errorbar=None, legend=False)
     axes[0][1].set(yscale="log", title="trainable parameters per year (log)", ylabel="parameters")
     return fig
 
