@@ -1,0 +1,182 @@
+"""Tests for the ``scsd`` core pieces (workflow/papers/scsd, workflow/lib/missing): hand-made cases with known answers."""
+
+import numpy as np
+import pytest
+import torch
+
+from workflow.lib import missing
+from workflow.papers.scsd import data as D
+from workflow.papers.scsd import methods as M
+from workflow.papers.scsd import models
+
+torch.set_num_threads(1)
+
+
+# ------------------------------------------------------------------------------------------ codebook
+def test_assign_codes_picks_nearest_code():
+    codebook = torch.tensor([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
+    chunks = M.l2norm(torch.tensor([[0.9, 0.1], [0.2, 0.8], [-0.7, -0.3], [0.1, -0.2]]))
+    # the last chunk points to (0.45, -0.89): nearest to (1, 0) (distance^2 1.1) rather than (0, 1) or (-1, 0)
+    assert M.assign_codes(chunks, codebook).tolist() == [0, 1, 2, 0]
+
+
+def test_vq_straight_through_ema_and_commitment():
+    vq = M.NormEMAVectorQuantizer(n_codes=2, code_dim=2, decay=0.5, kmeans_iters=5, seed=0)
+    z = torch.tensor([[1.0, 0.0, 0.0, 1.0], [0.9, 0.1, 0.1, 0.9]], requires_grad=True)
+    vq.train()
+    zq, loss, idx = vq(z)
+    # k-means init on the 4 chunks finds the two directions; every chunk maps to its own direction's code
+    assert idx.shape == (2, 2) and idx[0, 0] == idx[1, 0] and idx[0, 1] == idx[1, 1] and idx[0, 0] != idx[0, 1]
+    codes = vq.codebook[idx.reshape(-1)]
+    assert torch.allclose(zq.reshape(-1, 2), codes, atol=1e-6)            # forward value = the codes
+    assert torch.allclose(vq.codebook.norm(dim=1), torch.ones(2), atol=1e-6)  # codes stay on the unit sphere
+    zq.sum().backward()                                                      # straight-through: gradient reaches z
+    assert z.grad is not None and z.grad.abs().sum() > 0
+    chunks = M.l2norm(z.detach().reshape(-1, 2))
+    assert float(loss.detach()) == pytest.approx(float(((codes - chunks) ** 2).mean()), rel=1e-5)
+    assert vq.usage.sum() == 4
+
+
+def test_vq_ema_moves_code_toward_assigned_mean():
+    vq = M.NormEMAVectorQuantizer(n_codes=1, code_dim=2, decay=0.5, kmeans_iters=0, seed=0)
+    vq.initialised.fill_(True)
+    vq.codebook.copy_(torch.tensor([[1.0, 0.0]]))
+    vq.embed_sum.copy_(torch.tensor([[1.0, 0.0]]))
+    vq.cluster_size.fill_(1.0)
+    vq.train()
+    vq(torch.tensor([[0.0, 1.0]]))  # one chunk at (0, 1): EMA sum = 0.5*(1,0) + 0.5*(0,1), size 1 -> code (1,1)/sqrt2
+    assert torch.allclose(vq.codebook[0], torch.tensor([1.0, 1.0]) / 2 ** 0.5, atol=1e-6)
+
+
+# --------------------------------------------------------------------------------------- view weights
+def test_label_graph_known_values():
+    y = torch.tensor([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 1.0], [1.0, 1.0, 0.0]])
+    # C = Y^T Y = [[3,2,0],[2,3,1],[0,1,1]]; C/diag rows: [1,2/3,0],[2/3,1,1/3],[0,1,1]; zero diag, symmetrise:
+    # [[0,2/3,0],[2/3,0,2/3],[0,2/3,0]]; row-normalise -> [[0,1,0],[.5,0,.5],[0,1,0]]
+    expect = torch.tensor([[0.0, 1.0, 0.0], [0.5, 0.0, 0.5], [0.0, 1.0, 0.0]])
+    assert torch.allclose(M.label_graph(y), expect, atol=1e-6)
+    # with every entry observed the masked form is the same graph
+    assert torch.allclose(M.label_graph(y, torch.ones_like(y)), expect, atol=1e-6)
+
+
+def test_label_graph_ignores_unobserved_entries():
+    y = torch.tensor([[1.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
+    obs = torch.tensor([[1.0, 1.0], [1.0, 0.0], [1.0, 1.0]])  # the 0 of sample 2 is missing, not negative
+    # observed pairs: label 1 present with label 2 in 2 of 2 -> co-occurrence 1 both ways
+    s = M.label_graph(y, obs)
+    assert torch.allclose(s, torch.tensor([[0.0, 1.0], [1.0, 0.0]]))
+    # 3 labels, sample 2's label-2 entry missing: P(2|1) counts only samples where label 2 is observed (2/2 = 1,
+    # not 2/3), P(3|1) = 1/3, P(1|3) = 1; symmetrised row 1 = [0, 1, 2/3] -> normalised [0, 0.6, 0.4]
+    y3 = torch.tensor([[1.0, 1.0, 0.0], [1.0, 0.0, 1.0], [1.0, 1.0, 0.0]])
+    obs3 = torch.tensor([[1.0, 1.0, 1.0], [1.0, 0.0, 1.0], [1.0, 1.0, 1.0]])
+    expect = torch.tensor([[0.0, 0.6, 0.4], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+    assert torch.allclose(M.label_graph(y3, obs3), expect, atol=1e-6)
+
+
+def test_view_weights_softmax_over_available_views_only():
+    q = torch.tensor([0.0, -1.0, -2.0])
+    vmask = torch.tensor([[1.0, 1.0, 1.0], [0.0, 1.0, 1.0], [1.0, 0.0, 0.0]])
+    w = M.view_weights(q, vmask, tau=1.0)
+    e = np.exp([0.0, -1.0, -2.0])
+    assert np.allclose(w[0].numpy(), e / e.sum(), atol=1e-6)
+    assert np.allclose(w[1].numpy(), [0.0, e[1] / (e[1] + e[2]), e[2] / (e[1] + e[2])], atol=1e-6)
+    assert np.allclose(w[2].numpy(), [1.0, 0.0, 0.0])
+    # a large tau flattens the weights (the spec's observation at tau = 5 with gaps ~0.1)
+    flat = M.view_weights(q / 10, vmask, tau=5.0)[0]
+    assert float(flat.max() - flat.min()) < 0.02
+
+
+def test_view_quality_ranks_the_view_that_preserves_correlations_first():
+    y = torch.tensor([[1.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    s = M.label_graph(y)
+    good = y * 0.9 + 0.05
+    bad = torch.tensor([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 1.0], [0.0, 1.0, 0.0]]) * 0.9 + 0.05
+    q = M.view_quality([good, bad], torch.ones(4, 2), s)
+    assert q[0] > q[1]
+    exact = M.view_quality([y, bad], torch.ones(4, 2), s)  # predictions equal to the labels reproduce S exactly
+    assert float(exact[0]) == pytest.approx(0.0, abs=1e-6) and exact[1] < -0.5
+
+
+def test_fuse_and_uniform_weights():
+    p1, p2 = torch.tensor([[0.2], [0.4]]), torch.tensor([[0.6], [0.8]])
+    vmask = torch.tensor([[1.0, 1.0], [0.0, 1.0]])
+    fused = M.fuse([p1, p2], M.uniform_weights(vmask))
+    assert torch.allclose(fused, torch.tensor([[0.4], [0.8]]))
+
+
+# ------------------------------------------------------------------------------------------- losses
+def test_masked_bce_counts_only_observed_entries():
+    p = torch.tensor([[0.5, 0.9]])
+    y = torch.tensor([[1.0, 0.0]])
+    assert float(M.masked_bce(p, y, torch.tensor([[1.0, 0.0]]))) == pytest.approx(np.log(2), rel=1e-5)
+    assert float(M.masked_bce(p, y, torch.tensor([[0.0, 1.0]]))) == pytest.approx(-np.log(0.1), rel=1e-4)
+
+
+def test_cross_view_reconstruction_by_hand():
+    x = [torch.tensor([[1.0, 1.0]]), torch.tensor([[2.0]])]
+    recon = {(0, 0): torch.tensor([[0.0, 1.0]]), (0, 1): torch.tensor([[0.0]]), (1, 0): torch.tensor([[1.0, 1.0]]), (1, 1): torch.tensor([[1.0]])}
+    # errors/d_j: (0,0) 0.5, (0,1) 4, (1,0) 0, (1,1) 1 -> sum 5.5 over 2 available views = 2.75
+    assert float(M.cross_view_reconstruction(x, recon, torch.tensor([[1.0, 1.0]]))) == pytest.approx(2.75)
+    # view 1 missing: only the (0,0) pair counts, over 1 view
+    assert float(M.cross_view_reconstruction(x, recon, torch.tensor([[1.0, 0.0]]))) == pytest.approx(0.5)
+
+
+def test_metrics_perfect_and_reversed_ranking():
+    y = np.array([[1, 0, 0], [0, 1, 1], [1, 1, 0]])
+    perfect = M.multilabel_metrics(y, y * 0.8 + 0.1)
+    assert perfect["ap"] == 1.0 and perfect["one_minus_rl"] == 1.0 and perfect["auc"] == 1.0 and perfect["one_minus_hl"] == 1.0
+    worst = M.multilabel_metrics(y, 1 - (y * 0.8 + 0.1))
+    assert worst["one_minus_rl"] == 0.0 and worst["auc"] == 0.0
+
+
+# ------------------------------------------------------------------------------------- data and masks
+def test_view_mask_keeps_a_view_and_label_mask_rate():
+    rng = np.random.default_rng(0)
+    vm = missing.view_mask(5000, 3, 0.7, rng)
+    assert vm.sum(1).min() >= 1
+    # P(missing | >= 1 view) = (0.7 - 0.7^3) / (1 - 0.7^3) = 0.5434
+    assert abs((1 - vm.mean()) - 0.5434) < 0.01
+    lm = missing.label_mask((4000, 5), 0.5, rng)
+    assert abs(lm.mean() - 0.5) < 0.02
+    with pytest.raises(ValueError, match="missing rate"):
+        missing.view_mask(3, 2, 1.0, rng)
+
+
+def test_mfeat_targets_of_digits():
+    t = D.mfeat_targets(np.array([0, 7, 8]))
+    # loop, vertical, top_bar, bottom_curve, even, ge5, prime, mirror
+    assert t.tolist() == [[1, 0, 0, 1, 1, 0, 0, 1], [0, 1, 1, 0, 0, 1, 1, 0], [1, 0, 0, 1, 1, 1, 0, 1]]
+
+
+def test_synth_view_quality_decreases_with_noise():
+    d = D.synth(0, n=600)
+    assert [v.shape[1] for v in d["views"]] == [64, 48, 32, 16] and d["y"].shape == (600, 12)
+    rates = d["y"].mean(0)
+    assert rates.min() > 0.1 and rates.max() < 0.35
+    # within-group labels correlate more than across groups
+    c = np.corrcoef(d["y"].T)
+    within = np.mean([c[i, j] for g in range(3) for i in range(4 * g, 4 * g + 4) for j in range(4 * g, 4 * g + 4) if i != j])
+    across = np.mean([c[i, j] for i in range(12) for j in range(12) if i // 4 != j // 4])
+    assert within > across + 0.2
+
+
+def test_incomplete_split_flips_and_masks_training_only():
+    y = np.zeros((200, 4), np.float32)
+    s = D.incomplete_split(200, 3, 4, 0, r_view=0.5, r_label=0.5, val_frac=0.15, test_frac=0.15, n_train=50,
+                           label_flip=0.5, y=y)
+    assert len(s["train"]) == 50 and len(s["val"]) == 30 and len(s["test"]) == 30
+    assert not set(s["train"]) & set(s["test"]) and not set(s["val"]) & set(s["test"])
+    assert 0.35 < s["y_train"].mean() < 0.65 and s["label_mask"].shape == (50, 4)
+    assert y.sum() == 0  # the labels of val/test (and the input) are untouched
+
+
+def test_scsd_forward_weights_zero_on_missing_views_and_loss_finite():
+    p = {"z_dim": 8, "n_codes": 16, "code_dim": 4, "ema_decay": 0.99, "kmeans_iters": 2, "alpha": 0.1, "lam": 0.1, "tau": 5.0}
+    y = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.0]])
+    net = models.build("scsd", [3, 5], 2, M.label_graph(y), p, seed=0)
+    x = [torch.randn(4, 3), torch.randn(4, 5)]
+    vmask = torch.tensor([[1.0, 1.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    fused, probs, w, out = net(x, vmask, y, torch.ones_like(y))
+    assert torch.isfinite(out["loss"]) and fused.shape == (4, 2)
+    assert w[1, 1] == 0 and w[2, 0] == 0 and torch.allclose(w.sum(1), torch.ones(4))
+    assert torch.allclose(fused[1], probs[0][1]) and torch.allclose(fused[2], probs[1][2])
