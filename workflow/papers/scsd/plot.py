@@ -69,18 +69,20 @@ def fig_sweep(table: pd.DataFrame):
     return fig
 
 
-def fig_weights(weights: pd.DataFrame):
-    w = weights[(weights.dataset == "synth") & (weights.method == "scsd")]
-    w = w[w.missing_view == w.missing_view.mode().iloc[0]] if len(w) else w
+def fig_weights(weights: pd.DataFrame, table: pd.DataFrame):
+    rate = own_rate(table).query("dataset == 'synth'").missing_view
+    w = weights[(weights.dataset == "synth") & (weights.method == "scsd") & weights.missing_view.isin(set(rate))]
     fig, axes = plotting.subplots(1, 2, width=4.2)
     plotting.sns.scatterplot(w, x="view_val_ap", y="weight", hue="view_name", style="seed", s=60, ax=axes[0][0])
     axes[0][0].set(title="SCSD mean view weight vs single-view AP (tau = 5)", xlabel="view's own classifier, val AP", ylabel="mean fused weight")
+    axes[0][0].legend(fontsize=6)
     taus = [c for c in w.columns if c.startswith("weight_tau")]
     if taus:
         long = w.melt(id_vars=["view_name", "seed"], value_vars=taus, var_name="tau", value_name="w")
         long["tau"] = long.tau.str.removeprefix("weight_tau")
         plotting.sns.barplot(long, x="tau", y="w", hue="view_name", errorbar=None, ax=axes[0][1])
-        axes[0][1].set(title="mean weight of each view at other temperatures", xlabel="tau", ylabel="mean fused weight")
+        axes[0][1].set(title="the same q_v re-weighted at other temperatures", xlabel="tau", ylabel="mean fused weight")
+        axes[0][1].legend(fontsize=6)
     return fig
 
 
@@ -111,7 +113,7 @@ def main(argv=None):
     table, weights = pd.read_csv(args.table), pd.read_csv(args.weights)
     tab = main_table(table)
     write_text(args.main_table, tab.to_csv(index=False))
-    plotting.save_all([fig_table(tab), fig_ablations(table), fig_sweep(table), fig_weights(weights), fig_graphs(read_json(args.graphs))],
+    plotting.save_all([fig_table(tab), fig_ablations(table), fig_sweep(table), fig_weights(weights, table), fig_graphs(read_json(args.graphs))],
                       args.figures)
     step.finish(artifacts=[*args.figures, args.main_table], outputs=[*args.figures, args.main_table])
 
