@@ -46,3 +46,13 @@ def test_all_aggregate_fails_on_one_counterexample():
     assert check_verdict(chk("<=", 0.0, "all"), [0.0, 0.0, 0.0], "default", 3)["verdict"] == "pass"
     out = check_verdict(chk("<=", 0.0, "all"), [0.0, 0.0, 1e-3], "default", 3)
     assert out["verdict"] == "fail" and out["value"] == 1e-3 and out["frac_pass"] == 2 / 3
+
+
+def test_a_check_can_need_fewer_units_than_its_claim():
+    """A pooled count (one number over all cells) is one unit, beside per-cell checks of the same claim."""
+    spec = {"paper": {"slug": "x"}, "claims": [
+        {"id": "A", "units": {"default": 3, "smoke": 1}, "checks": [chk(), {**chk(), "metric": "n", "units": 1}]}]}
+    out = evaluate(spec, {"m": [0.9, 0.8, 0.95], "n": [0.9]}, "default")
+    assert [c["verdict"] for c in out["claims"][0]["checks"]] == ["pass", "pass"]
+    del spec["claims"][0]["checks"][1]["units"]
+    assert evaluate(spec, {"m": [0.9, 0.8, 0.95], "n": [0.9]}, "default")["claims"][0]["verdict"] == "inconclusive"

@@ -5,7 +5,7 @@ unit (a seed, a data set, a cell of the paper's table), a comparator, a threshol
 and an aggregate (mean or median over units).
 
 Verdict of a check, with x the aggregate and [lo, hi] the 95 % t-interval of the mean over units:
-  * inconclusive - a value is missing/NaN, fewer units than the claim asks for, or (n >= 2) the interval
+  * inconclusive - a value is missing/NaN, fewer units than the check (or its claim) asks for, or (n >= 2) the interval
                    contains the threshold: the seeds cannot tell the two sides apart;
   * pass / fail  - otherwise, whether x satisfies the comparator.
 A claim passes when all its checks pass, fails when any fails, and is inconclusive otherwise.
@@ -24,6 +24,12 @@ OPS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt}
 def threshold_for(check: dict, profile: str) -> float:
     thr = check["threshold"]
     return float(thr.get(profile, thr["default"]) if isinstance(thr, dict) else thr)
+
+
+def units_for(check: dict, claim: dict, profile: str) -> int:
+    """How many units a check needs: its own `units` (a pooled count is one unit), else its claim's."""
+    units = check.get("units", claim.get("units", 1))
+    return int(units.get(profile, units.get("default", 1)) if isinstance(units, dict) else units)
 
 
 def t_interval(values: np.ndarray) -> tuple[float, float]:
@@ -90,8 +96,8 @@ def evaluate(spec: dict, measured: dict, profile: str) -> dict:
     """spec: the parsed claims.yaml; measured: {metric: [value per unit]} -> the content of claims.json."""
     claims = []
     for claim in spec["claims"]:
-        min_units = int(claim.get("units", {}).get(profile, 1) if isinstance(claim.get("units"), dict) else claim.get("units", 1))
-        checks = [check_verdict(c, measured.get(c["metric"], []), profile, min_units) for c in claim["checks"]]
+        checks = [check_verdict(c, measured.get(c["metric"], []), profile, units_for(c, claim, profile))
+                  for c in claim["checks"]]
         verdict = "info" if claim.get("kind") == "info" else combine([c["verdict"] for c in checks])
         claims.append({k: claim.get(k) for k in ("id", "statement", "paper_value", "source", "why", "kind")}
                       | {"verdict": verdict, "checks": checks, "measured": checks[0].get("value")})
