@@ -45,7 +45,7 @@ rule cosa_prepare:
 rule cosa_train_base:
     input:
         data=f"{COSA_OUT}/data/{{dataset}}.npz",
-        code=code("cosa", "train_base", "models"),
+        code=code("cosa", "train_base", "models", "lib/training"),
     output:
         model=f"{COSA_OUT}/base/{{dataset}}/{{base}}_H{{H}}.pt",
         summary=f"{COSA_OUT}/base/{{dataset}}/{{base}}_H{{H}}.json",
@@ -65,7 +65,7 @@ rule cosa_tta:
     input:
         data=f"{COSA_OUT}/data/{{dataset}}.npz",
         base=f"{COSA_OUT}/base/{{dataset}}/{{base}}_H{{H}}.pt",
-        code=code("cosa", "tta", "stream", "train_base", "models"),
+        code=code("cosa", "tta", "stream", "train_base", "models", "lib/training"),
     output:
         summary=f"{COSA_OUT}/tta/{{dataset}}/{{base}}_H{{H}}.json",
         traces=f"{COSA_OUT}/tta/{{dataset}}/{{base}}_H{{H}}.npz",

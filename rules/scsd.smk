@@ -56,7 +56,7 @@ rule scsd_prepare:
 rule scsd_train:
     input:
         data=f"{SCSD_OUT}/data/{{dataset}}.npz",
-        code=code("scsd", "train", "data", "methods", "models", "lib/missing"),
+        code=code("scsd", "train", "data", "methods", "models", "lib/missing", "lib/training"),
     output:
         f"{SCSD_OUT}/runs/{{dataset}}/rv{{rv}}/{{method}}_s{{seed}}.json",
     params:

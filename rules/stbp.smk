@@ -45,7 +45,7 @@ rule stbp_data:
 rule stbp_train:
     input:
         data=f"{STBP_OUT}/data/{{dataset}}.npz",
-        code=code("stbp", "train", "models", "methods", "lib/timeseries"),
+        code=code("stbp", "train", "models", "methods", "lib/timeseries", "lib/training"),
     output:
         f"{STBP_OUT}/runs/{{dataset}}/{{stbp_method}}_s{{seed}}.json",
     params:

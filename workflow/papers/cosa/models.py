@@ -24,13 +24,14 @@ No file I/O, no printing; deterministic given ``seed`` (runs with one torch thre
 
 from __future__ import annotations
 
-import copy
 import time
 from typing import Callable
 
 import numpy as np
 import torch
 import torch.nn as nn
+
+from workflow.lib.training import EarlyStopping  # shared by every paper that trains with a validation split
 
 __all__ = ["DLinear", "RevIN", "MLPRevIN", "make_base", "train_base", "window_starts", "gather_windows"]
 
@@ -167,7 +168,7 @@ def train_base(model: nn.Module, series: np.ndarray, split: dict, lookback: int,
     gen = torch.Generator().manual_seed(seed)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     hist = {"train_loss": [], "val_loss": []}
-    best_val, best_state, best_epoch, bad = float("inf"), copy.deepcopy(model.state_dict()), -1, 0
+    stopper = EarlyStopping(model, patience)
     for ep in range(epochs):
         model.train()
         perm = tr_starts[torch.randperm(len(tr_starts), generator=gen)]
@@ -187,18 +188,12 @@ def train_base(model: nn.Module, series: np.ndarray, split: dict, lookback: int,
         hist["val_loss"].append(va_loss)
         if progress is not None:
             progress(ep, tr_loss, va_loss)
-        crit = va_loss if np.isfinite(va_loss) else tr_loss
-        if crit < best_val:
-            best_val, best_epoch, bad = crit, ep, 0
-            best_state = copy.deepcopy(model.state_dict())
-        else:
-            bad += 1
-            if bad >= patience:
-                break
-    model.load_state_dict(best_state)
+        if stopper.update(ep, va_loss if np.isfinite(va_loss) else tr_loss):
+            break
+    stopper.restore()
     model.zero_grad(set_to_none=True)
     model.eval()
-    hist.update(best_epoch=best_epoch, best_val=best_val, epochs_run=len(hist["train_loss"]),
+    hist.update(best_epoch=stopper.best_epoch, best_val=stopper.best, epochs_run=len(hist["train_loss"]),
                 seconds=time.perf_counter() - t0, n_train_windows=int(len(tr_starts)),
                 n_val_windows=int(len(va_starts)))
     return hist

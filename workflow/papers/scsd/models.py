@@ -5,11 +5,12 @@ from `forward(x, vmask, y, lmask)`; the loop, early stopping and evaluation are 
 """
 from __future__ import annotations
 
-import copy
 
 import numpy as np
 import torch
 from torch import nn
+
+from workflow.lib.training import EarlyStopping  # shared by every paper that trains with a validation split
 
 from . import methods as M
 
@@ -177,7 +178,7 @@ def train(model, views, vmask, split, y_all, p, seed, progress=None) -> dict:
     opt = torch.optim.AdamW(model.parameters(), lr=p["lr"], weight_decay=p["weight_decay"])
     train_idx, val_idx = split["train"], split["val"]
     y_tr, l_tr = torch.from_numpy(split["y_train"]), torch.from_numpy(split["label_mask"])
-    best, best_state, since, history = -np.inf, None, 0, []
+    stopper, history = EarlyStopping(model, p["patience"], higher_is_better=True), []
     for epoch in range(p["epochs"]):
         model.train()
         if getattr(model, "vq", None) is not None:
@@ -198,15 +199,11 @@ def train(model, views, vmask, split, y_all, p, seed, progress=None) -> dict:
         history.append((epoch, float(np.mean(losses)), score))
         if progress:
             progress(epoch, history[-1][1], score)
-        if score > best:
-            best, best_state, since = score, copy.deepcopy(model.state_dict()), 0
-        else:
-            since += 1
-            if since >= p["patience"]:
-                break
+        if stopper.update(epoch, score):
+            break
     usage = float((model.vq.usage > 0).float().mean()) if getattr(model, "vq", None) is not None else float("nan")
-    model.load_state_dict(best_state)
-    return {"history": history, "best_val_score": best, "epochs_run": len(history), "codebook_usage": usage}
+    stopper.restore()
+    return {"history": history, "best_val_score": stopper.best, "epochs_run": len(history), "codebook_usage": usage}
 
 
 def br_logreg(views, vmask, split, c: float = 1.0, max_iter: int = 500):

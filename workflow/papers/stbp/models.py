@@ -21,7 +21,6 @@ MAE loss, AdamW, early stopping on validation MAE, best weights restored.
 """
 from __future__ import annotations
 
-import copy
 import math
 import time
 
@@ -29,6 +28,8 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from workflow.lib.training import EarlyStopping  # shared by every paper that trains with a validation split
 
 # method -> (model family, protocol). protocol: "stbp" = freeze all but node-specific rows after year 0;
 # "static" = no training after year 0; "retrain" = fresh model every year; "finetune" = load and train all.
@@ -235,7 +236,7 @@ def fit(model: nn.Module, train: tuple, val: tuple, nodes: torch.Tensor, adj: to
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
     gen = torch.Generator().manual_seed(seed)
     xtr, ytr = train
-    best, best_state, best_epoch, curve, bad = math.inf, None, 0, [], 0
+    stopper, curve = EarlyStopping(model, patience), []
     for epoch in range(1, max_epochs + 1):
         model.train()
         order = torch.randperm(len(xtr), generator=gen)
@@ -247,15 +248,11 @@ def fit(model: nn.Module, train: tuple, val: tuple, nodes: torch.Tensor, adj: to
             opt.step()
         val_mae = float(masked_mae_loss(predict(model, val[0], nodes, adj), val[1]))
         curve.append((epoch, val_mae))
-        if val_mae < best:
-            best, best_epoch, bad = val_mae, epoch, 0
-            best_state = copy.deepcopy(model.state_dict())
-        else:
-            bad += 1
-            if bad >= patience:
-                break
-    model.load_state_dict(best_state)
-    return {"epochs": len(curve), "best_epoch": best_epoch, "best_val_mae": best, "seconds": time.time() - start,
+        if stopper.update(epoch, val_mae):
+            break
+    stopper.restore()
+    return {"epochs": len(curve), "best_epoch": stopper.best_epoch, "best_val_mae": stopper.best,
+            "seconds": time.time() - start,
             "curve": curve}
 
 
