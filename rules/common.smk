@@ -9,6 +9,7 @@ FIGURES = {}
 wildcard_constraints:
     dataset="[A-Za-z0-9_.]+",
     name="[A-Za-z0-9_.]+",
+    seed="[0-9]+",
 
 
 def reads(*sections):

@@ -17,7 +17,6 @@ def fp_raw(wildcards):
 
 
 wildcard_constraints:
-    seed="[0-9]+",
     fp_family="|".join(["ours", "gstar", "eqodds", "dfr", "expgrad"]),  # global: a paper-prefixed name (hypergraph_sparsify has `family`)
 
 

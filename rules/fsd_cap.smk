@@ -17,7 +17,6 @@ def fsd_raw(wildcards):
 
 wildcard_constraints:
     fsd_method="[A-Za-z0-9_.]+",  # methods like fsd_gamma0.5
-    seed="[0-9]+",
 
 
 rule fsd_cap:

@@ -9,7 +9,6 @@ HSP_JOBS = [(fam, seed) for fam in HSP["plan"]["families"] for seed in HSP["plan
 
 wildcard_constraints:
     family="[A-Za-z0-9]+",
-    seed="[0-9]+",
 
 
 rule hypergraph_sparsify:

@@ -10,7 +10,6 @@ LNSP_TEACHERS = [("full", lang) for lang in LNSP["teachers"]] + [("weak", lang) 
 wildcard_constraints:
     variant="full|weak",
     lang="[a-z0-9_]+",
-    seed="[0-9]+",
 
 
 rule lnsp:

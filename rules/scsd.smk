@@ -27,7 +27,6 @@ def scsd_raw(wildcards):
 wildcard_constraints:
     rv="[0-9.]+",
     method="[a-z_]+",
-    seed="[0-9]+",
 
 
 rule scsd:

@@ -11,7 +11,6 @@ STBP_RUNS = [f"{STBP_OUT}/runs/{ds}/{m}_s{s}.json"
 
 wildcard_constraints:
     stbp_method="[a-z_]+",
-    seed="[0-9]+",
 
 
 def stbp_raw(wildcards):
