@@ -111,17 +111,34 @@ def hypothesis_nsp_labels(hyp: DFA, word) -> tuple:
     return nsp_labels(hyp, word)
 
 
-def _begin_round(oracle, hyp: DFA) -> bool:
-    """Round bookkeeping shared by the PAC equivalence oracles: False once `max_rounds` are spent."""
-    if oracle.max_rounds is not None and oracle.rounds >= oracle.max_rounds:
-        oracle.exhausted = True
-        return False
-    oracle.rounds += 1
-    oracle.hyp_sizes.append(hyp.n_states)
-    return True
+class _PACOracle:
+    """What the two PAC equivalence oracles share: the teacher, the (eps, delta) sample schedule drawn in chunks
+    from a seeded generator, the pool of earlier samples re-checked first (``reuse``), and the round bookkeeping."""
+
+    def __init__(self, teacher: Teacher, eps: float, delta: float, rng, chunk: int, max_rounds: int | None,
+                 reuse: bool):
+        self.teacher = teacher
+        self.reuse = bool(reuse)
+        self.pool = []
+        self.eps, self.delta = float(eps), float(delta)
+        self.rng = np.random.default_rng(rng)
+        self.chunk = int(chunk)
+        self.max_rounds = max_rounds
+        self.rounds = self.n_samples = self.samples_to_last_cex = 0
+        self.hyp_sizes = []
+        self.exhausted = False
+
+    def _begin_round(self, hyp: DFA) -> bool:
+        """False once `max_rounds` are spent; else counts the round and records the hypothesis size."""
+        if self.max_rounds is not None and self.rounds >= self.max_rounds:
+            self.exhausted = True
+            return False
+        self.rounds += 1
+        self.hyp_sizes.append(hyp.n_states)
+        return True
 
 
-class NSPEquivalenceOracle:
+class NSPEquivalenceOracle(_PACOracle):
     """PAC equivalence query with NSP labels (spec 5.3 / Lemma 5.1). Round ``i`` draws ``m_i`` samples from the
     teacher (``Gen(empty)``); for each sample and each prefix ``y = x[:n]`` it compares the hypothesis' NSP labels
     with the teacher's. The first mismatch becomes a *membership* counterexample:
@@ -140,19 +157,8 @@ class NSPEquivalenceOracle:
 
     def __init__(self, teacher: Teacher, eps: float = 0.01, delta: float = 0.05, rng=0, chunk: int = 32,
                  max_rounds: int | None = None, reuse: bool = True):
-        self.teacher = teacher
-        self.reuse = bool(reuse)
-        self.pool = []
-        self.eps, self.delta = float(eps), float(delta)
-        self.rng = np.random.default_rng(rng)
-        self.chunk = int(chunk)
-        self.max_rounds = max_rounds
-        self.rounds = 0
-        self.n_samples = 0
-        self.samples_to_last_cex = 0
-        self.hyp_sizes = []
+        super().__init__(teacher, eps, delta, rng, chunk, max_rounds, reuse)
         self.cex_kinds = []
-        self.exhausted = False
 
     def _check(self, hyp: DFA, word, labels):
         mem_t, cont_t = labels
@@ -177,7 +183,7 @@ class NSPEquivalenceOracle:
         return None
 
     def __call__(self, hyp: DFA):
-        if not _begin_round(self, hyp):
+        if not self._begin_round(hyp):
             return None
         for w, lab in self.pool:
             found = self._check(hyp, w, lab)
@@ -402,7 +408,7 @@ def _run_aalpy_lstar(teacher: Teacher, oracle, max_rounds: int, max_states: int 
     return DFA.from_aalpy(aut, teacher.alphabet), False
 
 
-class BinarySamplingOracle:
+class BinarySamplingOracle(_PACOracle):
     """Classic PAC equivalence query with binary labels (baseline (i)): round ``i`` draws ``m_i`` words from
     ``sampler(n, rng)`` (the *untruncated* LM, or ``sample_untruncated`` for a DFA teacher), labels each by
     ``MQ``; the first word the hypothesis classifies differently is the counterexample. Same bookkeeping as
@@ -411,19 +417,12 @@ class BinarySamplingOracle:
 
     def __init__(self, teacher: Teacher, sampler, eps=0.01, delta=0.05, rng=0, chunk=64, max_rounds=None,
                  reuse: bool = True):
-        self.teacher, self.sampler = teacher, sampler
-        self.reuse = bool(reuse)
-        self.pool = []
-        self.eps, self.delta = float(eps), float(delta)
-        self.rng = np.random.default_rng(rng)
-        self.chunk = int(chunk)
-        self.max_rounds = max_rounds
-        self.rounds = self.n_samples = self.samples_to_last_cex = self.n_negative = 0
-        self.hyp_sizes = []
-        self.exhausted = False
+        super().__init__(teacher, eps, delta, rng, chunk, max_rounds, reuse)
+        self.sampler = sampler
+        self.n_negative = 0
 
     def __call__(self, hyp: DFA):
-        if not _begin_round(self, hyp):
+        if not self._begin_round(hyp):
             return None
         for w, lab in self.pool:
             if lab != hyp.accepts(w):
