@@ -1,6 +1,8 @@
 # FSD-CAP: fractional subgraph diffusion + class-aware propagation for 99.5 %-missing node features
 # (spec: shared/papers/fsd_cap.md). graphs (CSBM, heterophilous CSBM, kNN graph of real digits) ->
 # one job per (graph, method, seed): impute + GCN node classification (+ GAE link prediction) -> claims -> figures
+from workflow.lib import mfeat  # the digits' view names and file paths
+
 FSD = PARAMS["fsd_cap"]
 FSD_OUT = "results/fsd_cap"
 FIGURES["fsd_cap"] = FSD_FIGURES = expand(f"{FSD_OUT}/figures/{{fig}}.png",
@@ -12,7 +14,7 @@ FSD_RUNS = sorted({f"{FSD_OUT}/runs/{ds}/{m}_s{s}.json"
 def fsd_raw(wildcards):
     """Catalog files of a real data set (its two mfeat views); the generator needs none."""
     d = FSD["datasets"][wildcards.dataset]
-    return [f"data/raw/mfeat_{d[v]}.csv" for v in ("graph_view", "feature_view")] if d["source"] == "mfeat" else []
+    return [str(mfeat.raw_path(d[v])) for v in ("graph_view", "feature_view")] if d["source"] == "mfeat" else []
 
 
 wildcard_constraints:

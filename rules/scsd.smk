@@ -1,5 +1,7 @@
 # SCSD: incomplete multi-view multi-label classification, shared codebook + fused-teacher self-distillation
 # (spec: shared/papers/scsd.md). data set -> one run per (data set, missing-view rate, method, fold) -> claims -> figures
+from workflow.lib import mfeat  # the digits' view names and file paths
+
 SCSD = PARAMS["scsd"]
 SCSD_OUT = "results/scsd"
 FIGURES["scsd"] = SCSD_FIGURES = expand(f"{SCSD_OUT}/figures/{{fig}}.png",
@@ -20,7 +22,7 @@ def scsd_raw(wildcards):
     """Catalog files of a real data set; the generator needs none."""
     source = SCSD["datasets"][wildcards.dataset]["source"]
     if source == "mfeat":
-        return [f"data/raw/mfeat_{v}.csv" for v in ("fou", "fac", "kar", "pix", "zer", "mor")]
+        return [str(mfeat.raw_path(v)) for v in mfeat.VIEWS]
     return [] if source == "synth" else [f"data/raw/{source}.csv"]
 
 

@@ -55,3 +55,13 @@ def test_mfeat_views_load_and_agree(tmp_path):
     views, labels = load_views({v: raw_path(v, tmp_path) for v in ("mor", "fou")})
     assert views["mor"].shape == (2000, 6) and views["fou"].shape == (2000, 76)
     assert np.bincount(labels).tolist() == [200] * 10
+
+
+def test_mfeat_paths_by_view_orders_and_names_what_is_missing():
+    from workflow.lib.mfeat import paths_by_view
+
+    raw = ["data/raw/mfeat_pix.csv", "data/raw/mfeat_fou.csv"]
+    assert list(paths_by_view(raw, ("fou", "pix"))) == ["fou", "pix"]
+    assert paths_by_view(raw, ("pix",))["pix"].name == "mfeat_pix.csv"
+    with pytest.raises(ValueError, match=r"\['kar'\] are not among the inputs"):
+        paths_by_view(raw, ("fou", "kar"))

@@ -18,6 +18,16 @@ def raw_path(view: str, root: Path | str = "data/raw") -> Path:
     return Path(root) / f"mfeat_{view}.csv"
 
 
+def paths_by_view(raw: list[Path | str], views=VIEWS) -> dict[str, Path]:
+    """The files of `views` among a step's raw inputs (named mfeat_<view>.csv), in the order asked for."""
+    by_view = {Path(r).stem.removeprefix("mfeat_"): Path(r) for r in raw}
+    missing = [v for v in views if v not in by_view]
+    if missing:
+        raise ValueError(f"mfeat views {missing} are not among the inputs {[str(r) for r in raw]}. "
+                         "Fix: list data/raw/mfeat_<view>.csv for each of them as the rule's inputs.")
+    return {v: by_view[v] for v in views}
+
+
 def load_view(path: Path | str) -> tuple[np.ndarray, np.ndarray]:
     """(features [2000, d] float64, labels [2000] int64) of one view file."""
     table = np.loadtxt(path, delimiter=",", skiprows=1)

@@ -25,12 +25,7 @@ def build(p: dict, raw: list[Path]) -> tuple[np.ndarray, np.ndarray, np.ndarray]
                                    p["mix"], p["pareto"], p["topic_alpha"], p["graph_seed"])
         a = graphs.adjacency(edges, p["n"])
     elif p["source"] == "mfeat":
-        paths = {v: next((r for r in raw if r.name == mfeat.raw_path(v).name), None) for v in (p["graph_view"], p["feature_view"])}
-        missing = [v for v, path in paths.items() if path is None]
-        if missing:
-            raise ValueError(f"mfeat views {missing} not among the inputs {[str(r) for r in raw]}; "
-                             "the rule must pass data/raw/mfeat_<view>.csv for graph_view and feature_view")
-        views, y = mfeat.load_views(paths)
+        views, y = mfeat.load_views(mfeat.paths_by_view(raw, (p["graph_view"], p["feature_view"])))
         a = graphs.knn_graph(mfeat.standardize(views[p["graph_view"]]), p["k"])
         x = mfeat.standardize(views[p["feature_view"]])
     else:

@@ -19,11 +19,7 @@ def build(p: dict, raw: list[Path]) -> dict:
         g = p["generator"]
         return D.synth(g["seed"], n=g["n"], dims=tuple(g["dims"]), noise=tuple(g["noise"]), label_noise=g["label_noise"])
     if source == "mfeat":
-        by_view = {Path(r).stem.removeprefix("mfeat_"): r for r in raw}
-        missing = [v for v in mfeat.VIEWS if v not in by_view]
-        if missing:
-            raise ValueError(f"mfeat needs the six view files; missing {missing}. Fix: list data/raw/mfeat_<view>.csv as inputs.")
-        return D.mfeat_data({v: by_view[v] for v in mfeat.VIEWS})
+        return D.mfeat_data(mfeat.paths_by_view(raw))
     if source == "yeast":
         return D.yeast(pd.read_csv(raw[0]), p["n_views"])
     raise ValueError(f"unknown source '{source}' (synth, mfeat, yeast)")
