@@ -5,20 +5,23 @@
 #   snakemake --cores 2 cosa                     one paper
 #
 # Parameters: params.yaml (+ profiles/<name>/params.yaml), validated against
-# workflow/schemas/ (top level + one schema per paper) here, before any job runs.
+# workflow/schemas/ (top level + one schema per paper) here, before any job runs;
+# so is every paper's claims.yaml (workflow/schemas/claims.schema.yaml).
 from snakemake.utils import min_version
 
 min_version("9.0")
 
+from workflow.core.claims import ClaimsError, validate_papers
 from workflow.core.params import ParamsError, load
+
+PAPERS = ["adam_implicit_bias", "cosa", "hypergraph_sparsify", "neuromanifolds", "lnsp", "soft_qd", "stbp", "fsd_cap", "fairness_pareto", "scsd"]
 
 PROFILE = config.get("profile", "default")
 try:
     PARAMS = load(PROFILE)
-except ParamsError as err:
+    validate_papers(PAPERS)  # claims.yaml files: kinds, ops, thresholds, units, controls
+except (ParamsError, ClaimsError) as err:
     raise WorkflowError(str(err)) from None
-
-PAPERS = ["adam_implicit_bias", "cosa", "hypergraph_sparsify", "neuromanifolds", "lnsp", "soft_qd", "stbp", "fsd_cap", "fairness_pareto", "scsd"]
 
 
 include: "rules/common.smk"

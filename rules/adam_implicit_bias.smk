@@ -58,7 +58,7 @@ rule adam_implicit_bias_evaluate:
     input:
         runs=[f"{ADAM_OUT}/train/{ds}/{algo}.npz" for ds, algo in adam_runs()],
         claims="workflow/papers/adam_implicit_bias/claims.yaml",
-        code=code("adam_implicit_bias", "evaluate"),
+        code=code("adam_implicit_bias", "evaluate", "core/claims"),
     output:
         curves=f"{ADAM_OUT}/curves.csv",
         table=f"{ADAM_OUT}/table.csv",

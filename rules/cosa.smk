@@ -86,7 +86,7 @@ rule cosa_evaluate:
         cells=[f"{COSA_OUT}/tta/{ds}/{b}_H{h}.json" for ds, b, h in COSA_CELLS],
         traces=COSA_TRACE,
         claims="workflow/papers/cosa/claims.yaml",
-        code=code("cosa", "evaluate"),
+        code=code("cosa", "evaluate", "core/claims"),
     output:
         table=f"{COSA_OUT}/table.csv",
         stream=f"{COSA_OUT}/stream.csv",

@@ -93,7 +93,7 @@ rule fairness_pareto_evaluate:
         summaries=[f"{FP_OUT}/frontiers/{ds}_s{s}.json" for ds, s in FP_CELLS],
         points=[f"{FP_OUT}/points/{ds}_s{s}_{fam}.csv" for ds, s in FP_CELLS for fam in FP_FAMILIES],
         claims="workflow/papers/fairness_pareto/claims.yaml",
-        code=code("fairness_pareto", "evaluate"),
+        code=code("fairness_pareto", "evaluate", "core/claims"),
     output:
         frontiers=f"{FP_OUT}/frontiers.csv",
         fairfair=f"{FP_OUT}/fairfair.csv",

@@ -67,7 +67,7 @@ rule fsd_cap_evaluate:
     input:
         runs=FSD_RUNS,
         claims="workflow/papers/fsd_cap/claims.yaml",
-        code=code("fsd_cap", "evaluate"),
+        code=code("fsd_cap", "evaluate", "core/claims"),
     output:
         table=f"{FSD_OUT}/metrics.csv",
         main=f"{FSD_OUT}/main_table.csv",

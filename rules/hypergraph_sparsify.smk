@@ -62,7 +62,7 @@ rule hypergraph_sparsify_evaluate:
         sliding=[f"{HSP_OUT}/sliding/{fam}_s{seed}.csv" for fam, seed in HSP_JOBS],
         memory=[f"{HSP_OUT}/sliding/{fam}_s{seed}_memory.csv" for fam, seed in HSP_JOBS],
         claims="workflow/papers/hypergraph_sparsify/claims.yaml",
-        code=code("hypergraph_sparsify", "evaluate"),
+        code=code("hypergraph_sparsify", "evaluate", "core/claims"),
     output:
         table=f"{HSP_OUT}/table.csv",
         space=f"{HSP_OUT}/space.csv",

@@ -75,7 +75,7 @@ rule lnsp_evaluate:
         exact=expand(f"{LNSP_OUT}/exact/s{{seed}}.csv", seed=LNSP["seeds"]),
         extract=[f"{LNSP_OUT}/extract/{v}/{lang}.json" for v, lang in LNSP_TEACHERS],
         claims="workflow/papers/lnsp/claims.yaml",
-        code=code("lnsp", "evaluate"),
+        code=code("lnsp", "evaluate", "core/claims"),
     output:
         table=f"{LNSP_OUT}/table_main.csv",
         exact=f"{LNSP_OUT}/exact_runs.csv",

@@ -91,7 +91,7 @@ rule neuromanifolds_evaluate:
         critical=expand(f"{NM_OUT}/critical/{{kind}}.csv", kind=NM_KINDS),
         sparsity=f"{NM_OUT}/sparsity/sparsity.csv",
         claims="workflow/papers/neuromanifolds/claims.yaml",
-        code=code("neuromanifolds", "evaluate"),
+        code=code("neuromanifolds", "evaluate", "core/claims"),
     output:
         table=f"{NM_OUT}/table_a.csv",
         spectra=f"{NM_OUT}/spectra.csv",

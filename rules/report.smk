@@ -6,10 +6,11 @@ rule report:
         claims=expand("results/{paper}/claims.json", paper=PAPERS),
         figures=[f for paper in PAPERS for f in FIGURES[paper]],
         cards=expand("workflow/papers/{paper}/PAPER.md", paper=PAPERS),
-        code=["workflow/report/build.py", "workflow/report/template.html"],
+        code=["workflow/report/build.py", "workflow/report/template.html", "workflow/core/claims.py"],
     output:
         html="results/report/index.html",
         csv="results/report/claims.csv",
+        verdicts="results/report/verdicts.md",
     params:
         **reads("report"),
     log:
@@ -18,4 +19,4 @@ rule report:
         bench("report", "build")
     threads: 1
     shell:
-        step("report.build", f"--papers {' '.join(PAPERS)} --figures {{input.figures:q}} --html {{output.html:q}} --csv {{output.csv:q}}")
+        step("report.build", f"--papers {' '.join(PAPERS)} --figures {{input.figures:q}} --html {{output.html:q}} --csv {{output.csv:q}} --verdicts {{output.verdicts:q}}")

@@ -76,7 +76,7 @@ rule scsd_evaluate:
     input:
         runs=scsd_runs(),
         claims="workflow/papers/scsd/claims.yaml",
-        code=code("scsd", "evaluate"),
+        code=code("scsd", "evaluate", "core/claims"),
     output:
         table=f"{SCSD_OUT}/metrics.csv",
         weights=f"{SCSD_OUT}/view_weights.csv",

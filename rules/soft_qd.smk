@@ -99,7 +99,7 @@ rule soft_qd_evaluate:
         trials=f"{SQD_OUT}/theory/trials.csv",
         limit=f"{SQD_OUT}/theory/limit.csv",
         claims="workflow/papers/soft_qd/claims.yaml",
-        code=code("soft_qd", "evaluate", "methods"),
+        code=code("soft_qd", "evaluate", "core/claims", "methods"),
     output:
         metrics=f"{SQD_OUT}/metrics.csv",
         summary=f"{SQD_OUT}/summary.csv",

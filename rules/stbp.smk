@@ -62,7 +62,7 @@ rule stbp_evaluate:
     input:
         runs=STBP_RUNS,
         claims="workflow/papers/stbp/claims.yaml",
-        code=code("stbp", "evaluate"),
+        code=code("stbp", "evaluate", "core/claims"),
     output:
         years=f"{STBP_OUT}/years.csv",
         table=f"{STBP_OUT}/table.csv",

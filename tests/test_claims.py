@@ -1,9 +1,23 @@
-"""Claim verdicts from seed statistics."""
-from workflow.core.claims import check_verdict, evaluate
+"""Claim verdicts from seed statistics; claim kinds, controls and the checks on claims.yaml."""
+import copy
+
+import pytest
+
+from workflow.core.claims import ClaimsError, check_verdict, evaluate, problems, validate_papers
 
 
-def chk(op=">=", thr=0.5, agg="mean"):
-    return {"metric": "m", "op": op, "threshold": thr, "aggregate": agg}
+def chk(op=">=", thr=0.5, agg="mean", metric="m", **extra):
+    return {"metric": metric, "op": op, "threshold": thr, "aggregate": agg, **extra}
+
+
+def claim(cid="A", kind="sanity", checks=None, units=1, **extra):
+    return {"id": cid, "kind": kind, "statement": "s", "paper_value": "p", "source": "src", "why": "w", "units": units,
+            "checks": checks or [chk()], **extra}
+
+
+def spec(*claims, controls=None):
+    out = {"paper": {"slug": "x", "title": "X"}, "claims": list(claims)}
+    return out | ({"controls": controls} if controls else {})
 
 
 def test_clear_pass_and_fail():
@@ -14,6 +28,8 @@ def test_clear_pass_and_fail():
 def test_interval_straddling_threshold_is_inconclusive():
     out = check_verdict(chk(), [0.2, 0.9, 0.6], "default", 3)
     assert out["verdict"] == "inconclusive" and out["ci95"][0] < 0.5 < out["ci95"][1]
+    # mean 0.5667, sd 0.35: t(0.975, n-1) * 0.35 / sqrt(n) < 0.0667 first at n = 110
+    assert out["units_to_decide"] == 110
 
 
 def test_missing_units_or_nan_is_inconclusive():
@@ -33,26 +49,139 @@ def test_profile_thresholds_and_median():
     assert check_verdict(chk(agg="median"), [0.6, 0.6, 0.7, 0.9, 0.55], "default", 5)["value"] == 0.6
 
 
-def test_claim_combines_checks_and_info_is_never_judged():
-    spec = {"paper": {"slug": "x"}, "claims": [
-        {"id": "A", "units": 1, "checks": [chk(), {**chk(), "metric": "n"}]},
-        {"id": "B", "kind": "info", "units": 1, "checks": [chk()]}]}
-    out = evaluate(spec, {"m": [0.9], "n": [0.1]}, "default")
-    assert [c["verdict"] for c in out["claims"]] == ["fail", "info"]
-    assert out["summary"] == {"pass": 0, "fail": 1, "inconclusive": 0, "info": 1}
-
-
 def test_all_aggregate_fails_on_one_counterexample():
     assert check_verdict(chk("<=", 0.0, "all"), [0.0, 0.0, 0.0], "default", 3)["verdict"] == "pass"
     out = check_verdict(chk("<=", 0.0, "all"), [0.0, 0.0, 1e-3], "default", 3)
     assert out["verdict"] == "fail" and out["value"] == 1e-3 and out["frac_pass"] == 2 / 3
 
 
+# ---- the sign rule: a clear miss fails, a clear hit passes, even when the t-interval is wide ----
+
+def test_a_broken_method_five_times_over_the_bound_fails_on_three_units():
+    """Error bound 0.35; a broken method's errors 1.0-3.0 with a wide spread: the t-interval contains 0.35."""
+    values = [1.0, 1.2, 3.0]
+    out = check_verdict(chk("<=", 0.35), values, "default", 3)
+    assert out["ci95"][0] < 0.35  # the old rule alone would read "inconclusive"
+    assert out["verdict"] == "fail" and out["rule"] == "sign"
+
+
+def test_every_unit_clearly_on_the_passing_side_passes():
+    out = check_verdict(chk(">", 0.0), [0.01, 0.02, 0.4], "default", 3)
+    assert out["ci95"][0] < 0.0 and out["verdict"] == "pass" and out["rule"] == "sign"
+
+
+def test_two_units_are_too_few_for_the_sign_rule():
+    out = check_verdict(chk("<=", 0.35), [1.0, 3.0], "default", 2)
+    assert out["verdict"] == "inconclusive"
+
+
+def test_a_unit_within_the_margin_leaves_the_decision_to_the_interval():
+    # 0.501 is on the passing side but within 5 % of the threshold: not a clear margin
+    out = check_verdict(chk(), [0.501, 0.9, 0.2 + 0.6], "default", 3)
+    assert out.get("rule") != "sign"
+    # float noise around a zero threshold never decides by sign
+    assert check_verdict(chk(">", 0.0), [1e-12, 2e-12, 3e-12], "default", 3).get("rule") != "sign"
+
+
+def test_a_stated_margin_is_used():
+    values = [0.52, 0.55, 0.95]  # 0.52 is 0.02 above: clear for a 0.01 margin, not for a 0.05 one
+    assert check_verdict(chk(margin=0.01), values, "default", 3)["rule"] == "sign"
+    assert check_verdict(chk(margin=0.05), values, "default", 3).get("rule") != "sign"
+
+
+def test_mixed_sides_fall_back_to_the_interval():
+    out = check_verdict(chk(), [0.1, 0.9, 0.95], "default", 3)
+    assert out["verdict"] == "inconclusive"
+
+
+# ---- claims: kinds, units, controls, no silent misses ----
+
+def test_claim_combines_checks_and_info_is_never_judged():
+    s = spec(claim("A", checks=[chk(), chk(metric="n")]), claim("B", kind="info"))
+    out = evaluate(s, {"m": [0.9], "n": [0.1]}, "default")
+    assert [c["verdict"] for c in out["claims"]] == ["fail", "info"]
+    assert out["summary"] == {"reproduction": {"pass": 0, "fail": 0, "inconclusive": 0},
+                              "sanity": {"pass": 0, "fail": 1, "inconclusive": 0}, "uncontrolled": 0, "info": 1}
+
+
 def test_a_check_can_need_fewer_units_than_its_claim():
     """A pooled count (one number over all cells) is one unit, beside per-cell checks of the same claim."""
-    spec = {"paper": {"slug": "x"}, "claims": [
-        {"id": "A", "units": {"default": 3, "smoke": 1}, "checks": [chk(), {**chk(), "metric": "n", "units": 1}]}]}
-    out = evaluate(spec, {"m": [0.9, 0.8, 0.95], "n": [0.9]}, "default")
+    s = spec(claim("A", units={"default": 3, "smoke": 1}, checks=[chk(), chk(metric="n", units=1)]))
+    out = evaluate(s, {"m": [0.9, 0.8, 0.95], "n": [0.9]}, "default")
     assert [c["verdict"] for c in out["claims"][0]["checks"]] == ["pass", "pass"]
-    del spec["claims"][0]["checks"][1]["units"]
-    assert evaluate(spec, {"m": [0.9, 0.8, 0.95], "n": [0.9]}, "default")["claims"][0]["verdict"] == "inconclusive"
+    del s["claims"][0]["checks"][1]["units"]
+    assert evaluate(s, {"m": [0.9, 0.8, 0.95], "n": [0.9]}, "default")["claims"][0]["verdict"] == "inconclusive"
+
+
+def repro(**extra):
+    return claim("R", kind="reproduction", units=3, control="broken", **extra)
+
+
+CONTROLS = {"broken": "the method with its mechanism removed"}
+
+
+def test_a_control_that_fails_the_checks_makes_the_claim_controlled():
+    out = evaluate(spec(repro(), controls=CONTROLS), {"m": [0.9, 0.9, 0.9]}, "default", {"broken": {"m": [0.1, 0.1, 0.1]}})
+    c = out["claims"][0]
+    assert c["verdict"] == "pass" and c["control"]["verdict"] == "fail" and not c["uncontrolled"]
+    assert out["summary"]["reproduction"]["pass"] == 1 and out["summary"]["uncontrolled"] == 0
+
+
+@pytest.mark.parametrize("control_values, why", [([0.9, 0.9, 0.9], "passes"), ([0.1, 0.9, 0.6], "inconclusive")])
+def test_a_control_that_does_not_fail_marks_the_claim_uncontrolled(control_values, why):
+    out = evaluate(spec(repro(), controls=CONTROLS), {"m": [0.9, 0.9, 0.9]}, "default", {"broken": {"m": control_values}})
+    c = out["claims"][0]
+    assert c["verdict"] == "pass" and c["uncontrolled"] and why in c["uncontrolled_why"]
+    assert out["summary"]["uncontrolled"] == 1
+
+
+def test_no_control_needs_a_reason_and_is_uncontrolled():
+    c = claim("R", kind="reproduction", no_control="nothing to remove: the result is a theorem about the data")
+    out = evaluate(spec(c), {"m": [0.9]}, "default")["claims"][0]
+    assert out["uncontrolled"] and "theorem" in out["uncontrolled_why"]
+
+
+def test_a_missing_metric_is_an_error_naming_paper_claim_and_metric():
+    with pytest.raises(ClaimsError, match=r"paper x: claim A checks metric 'm_typo'"):
+        evaluate(spec(claim("A", checks=[chk(metric="m_typo")])), {"m": [0.9]}, "default")
+    with pytest.raises(ClaimsError, match=r"control 'broken', which evaluate did not measure"):
+        evaluate(spec(repro(), controls=CONTROLS), {"m": [0.9, 0.9, 0.9]}, "default")
+    with pytest.raises(ClaimsError, match=r"\(control broken\): claim R checks metric 'm'"):
+        evaluate(spec(repro(), controls=CONTROLS), {"m": [0.9, 0.9, 0.9]}, "default", {"broken": {}})
+
+
+def test_a_declared_skip_is_inconclusive_with_its_reason():
+    s = spec(claim("A", skip={"smoke": "the smoke profile runs one method only"}))
+    c = evaluate(s, {}, "smoke")["claims"][0]
+    assert c["verdict"] == "inconclusive" and "one method only" in c["checks"][0]["why"]
+    with pytest.raises(ClaimsError):
+        evaluate(s, {}, "default")
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda s: s["claims"][0].pop("kind"), "'kind' is a required property"),
+    (lambda s: s["claims"][0].update(kind="reproducton"), "claims.0.kind"),
+    (lambda s: s["claims"][0]["checks"][0].update(op="=>"), "claims.0.checks.0.op"),
+    (lambda s: s["claims"][0]["checks"][0].update(threshold="0.5"), "claims.0.checks.0.threshold"),
+    (lambda s: s["claims"][0].update(units=0), "claims.0.units"),
+    (lambda s: s["claims"][0].update(kind="reproduction"), "reproduction claim A names no control"),
+    (lambda s: s["claims"][0].update(kind="reproduction", control="nope"), "names control 'nope'"),
+    (lambda s: s["claims"].append(copy.deepcopy(s["claims"][0])), "claim id A appears twice"),
+    (lambda s: s.update(controls=CONTROLS), "control 'broken' is declared but no claim uses it"),
+    (lambda s: s["claims"][0].update(control="broken"), "only reproduction claims have controls"),
+])
+def test_claims_yaml_problems_are_named(mutate, message):
+    s = spec(claim("A"))
+    assert problems(s, "x/claims.yaml") == []
+    mutate(s)
+    assert any(message in p for p in problems(s, "x/claims.yaml")), problems(s, "x/claims.yaml")
+
+
+def test_every_paper_claims_file_is_valid():
+    from conftest import ROOT
+    import re
+
+    papers = re.findall(r'"(\w+)"', (ROOT / "Snakefile").read_text().split("PAPERS = [")[1].split("]")[0])
+    validate_papers(papers)
+    with pytest.raises(ClaimsError, match="no_such_paper/claims.yaml: missing"):
+        validate_papers(["no_such_paper"])

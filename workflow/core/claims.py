@@ -1,35 +1,140 @@
-"""Claims: written in claims.yaml before results are seen, checked here with seed statistics.
+"""Claims: written in claims.yaml before results are seen, judged here with seed statistics.
 
-A claim has one or more *checks*. Each check names a metric that the paper's evaluation measured once per
-unit (a seed, a data set, a cell of the paper's table), a comparator, a threshold (per profile if needed)
-and an aggregate (mean or median over units).
+Kinds (every claim states one):
+  * ``reproduction`` - an empirical result of the paper that could have failed here. Counted in the headline.
+    It names a *control* (``control: <name>``, one of the paper's ``controls:``): a run in which the paper's
+    mechanism is removed or broken. The evaluate step measures the control's values under the same metric
+    names, and the claim's checks are judged on them too. A control that also passes shows that the checks
+    cannot tell the mechanism from its absence: the claim is marked ``uncontrolled``. A reproduction claim
+    without a control must say why none can exist (``no_control: <reason>``) and is uncontrolled as well.
+  * ``sanity`` - a property that holds when the code is right (a count, an identity, a by-construction
+    bound). Judged, shown as a check of the implementation, never counted as a reproduced result.
+  * ``info`` - measured and shown, never judged.
 
-Verdict of a check, with x the aggregate and [lo, hi] the 95 % t-interval of the mean over units:
-  * inconclusive - a value is missing/NaN, fewer units than the check (or its claim) asks for, or (n >= 2) the interval
-                   contains the threshold: the seeds cannot tell the two sides apart;
-  * pass / fail  - otherwise, whether x satisfies the comparator.
+Each check names a metric that evaluate measured once per unit (a seed, a data set, a cell of the paper's
+table), a comparator, a threshold (per profile if needed) and an aggregate (mean, median or all). Verdict of
+a check, with x the aggregate, n the number of units and [lo, hi] the 95 % t-interval of their mean:
+  1. inconclusive if a value is missing or NaN, or n is below the units the claim (or check) asks for;
+  2. ``all``: pass when every unit satisfies the comparator, else fail (one counterexample fails);
+  3. the sign rule: with n >= 3 units all on one side of the threshold, each at least a clear margin away
+     from it, that side decides (3 of 3 on one side happens by chance with p = 1/8 one-sided; the margin
+     keeps float noise and grazing values from deciding). The margin is the check's ``margin`` if it states
+     one, else 5 % of max(|threshold|, |median unit|), and never below 1e-9;
+  4. otherwise the t-interval: inconclusive when it contains the threshold (claims.json then gives
+     ``units_to_decide``, the units at which the same mean and spread would decide), else whether x satisfies
+     the comparator (a zero-spread value is decided).
 A claim passes when all its checks pass, fails when any fails, and is inconclusive otherwise.
-Claims of kind ``info`` are measured and shown, never judged.
+
+No silent misses: claims.yaml is validated (workflow/schemas/claims.schema.yaml plus the rules below) before
+any job runs, and a metric that a check names but evaluate did not produce is an error naming the paper, the
+claim and the metric, unless the claim (or check) declares ``skip: {<profile>: <reason>}``.
 """
 from __future__ import annotations
 
 import math
 import operator
+from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
 OPS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt}
+VERDICTS = ("pass", "fail", "inconclusive")
+MIN_SIGN_UNITS = 3   # fewer units on one side happen by chance too often (p = 1/4 at n = 2)
+SIGN_MARGIN = 0.05   # default clear margin, relative to max(|threshold|, |median unit|)
+FLOAT_NOISE = 1e-9   # no margin is smaller than this: a verdict never hinges on float noise
+SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "claims.schema.yaml"
+
+
+class ClaimsError(ValueError):
+    """A problem with a claims.yaml or with what evaluate measured for it, worded for the user."""
+
+
+# ---- claims.yaml: schema and cross-field rules ---------------------------------------------------------
+
+@lru_cache(maxsize=1)
+def _validator():
+    import jsonschema
+
+    from .params import read_yaml
+
+    return jsonschema.Draft202012Validator(read_yaml(SCHEMA))
+
+
+def problems(spec: dict, where: str) -> list[str]:
+    """Every problem of a parsed claims.yaml, one line each (empty when it is valid)."""
+    def at(path: list) -> str:  # claims.3.checks.0.op -> "claims.3.checks.0.op (claim K2)"
+        dotted = ".".join(map(str, path)) or "(top level)"
+        claims = spec.get("claims") if isinstance(spec, dict) else None
+        if len(path) > 1 and path[0] == "claims" and isinstance(claims, list) and isinstance(claims[path[1]], dict):
+            dotted += f" (claim {claims[path[1]].get('id', '?')})"
+        return dotted
+
+    out = [f"{where}: {at(list(e.absolute_path))}: {e.message}"
+           for e in sorted(_validator().iter_errors(spec), key=lambda e: list(e.absolute_path))]
+    if out:
+        return out
+    controls = spec.get("controls", {})
+    seen = set()
+    for claim in spec["claims"]:
+        cid = claim["id"]
+        if cid in seen:
+            out.append(f"{where}: claim id {cid} appears twice")
+        seen.add(cid)
+        if "control" in claim and claim["control"] not in controls:
+            out.append(f"{where}: claim {cid} names control '{claim['control']}', which is not under `controls:` "
+                       f"(declared: {', '.join(controls) or 'none'})")
+        if claim["kind"] == "reproduction" and not ("control" in claim or "no_control" in claim):
+            out.append(f"{where}: reproduction claim {cid} names no control: add `control: <name>` (a run with the "
+                       "paper's mechanism removed or broken) or `no_control: <why none can exist>`")
+        if claim["kind"] != "reproduction" and ("control" in claim or "no_control" in claim):
+            out.append(f"{where}: claim {cid} is of kind {claim['kind']}: only reproduction claims have controls")
+    unused = set(controls) - {c.get("control") for c in spec["claims"]}
+    out += [f"{where}: control '{name}' is declared but no claim uses it" for name in sorted(unused)]
+    return out
+
+
+def load(path) -> dict:
+    """A validated claims.yaml; ClaimsError lists every problem."""
+    from .params import read_yaml
+
+    path = Path(path)
+    spec = read_yaml(path)
+    found = problems(spec, str(path))
+    if found:
+        raise ClaimsError("invalid claims file, nothing was run:\n  " + "\n  ".join(found))
+    return spec
+
+
+def validate_papers(slugs, papers_dir: Path = Path(__file__).resolve().parents[1] / "papers") -> None:
+    """Check every paper's claims.yaml before any job runs; one ClaimsError lists all problems."""
+    from .params import read_yaml
+
+    found = []
+    for slug in slugs:
+        path = papers_dir / slug / "claims.yaml"
+        found += problems(read_yaml(path), str(path.relative_to(papers_dir.parents[1]))) if path.exists() else [
+            f"{path}: missing (every paper has a claims.yaml, written before results)"]
+    if found:
+        raise ClaimsError("invalid claims files, nothing was run:\n  " + "\n  ".join(found))
+
+
+# ---- verdicts ----------------------------------------------------------------------------------------------
+
+def by_profile(value, profile: str, fallback=None):
+    """A value that claims.yaml may give per profile ({default: x, smoke: y})."""
+    if isinstance(value, dict):
+        return value.get(profile, value.get("default", fallback))
+    return fallback if value is None else value
 
 
 def threshold_for(check: dict, profile: str) -> float:
-    thr = check["threshold"]
-    return float(thr.get(profile, thr["default"]) if isinstance(thr, dict) else thr)
+    return float(by_profile(check["threshold"], profile))
 
 
 def units_for(check: dict, claim: dict, profile: str) -> int:
     """How many units a check needs: its own `units` (a pooled count is one unit), else its claim's."""
-    units = check.get("units", claim.get("units", 1))
-    return int(units.get(profile, units.get("default", 1)) if isinstance(units, dict) else units)
+    return int(by_profile(check.get("units", claim.get("units", 1)), profile, 1))
 
 
 def t_interval(values: np.ndarray) -> tuple[float, float]:
@@ -42,14 +147,40 @@ def t_interval(values: np.ndarray) -> tuple[float, float]:
     return float(values.mean() - half), float(values.mean() + half)
 
 
+def units_to_decide(values: np.ndarray, thr: float, most: int = 1000) -> int | None:
+    """Units at which the t-interval of the current mean and spread would exclude the threshold (None: > most)."""
+    from scipy import stats
+
+    gap, sd = abs(float(values.mean()) - thr), float(values.std(ddof=1))
+    for n in range(len(values) + 1, most + 1):
+        if stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n) < gap:
+            return n
+    return None
+
+
+def clear_margin(check: dict, values: np.ndarray, thr: float, profile: str) -> float:
+    stated = by_profile(check.get("margin"), profile)
+    if stated is not None:
+        return max(float(stated), FLOAT_NOISE)
+    return max(SIGN_MARGIN * max(abs(thr), abs(float(np.median(values)))), FLOAT_NOISE)
+
+
+def sign_side(values: np.ndarray, op: str, thr: float, margin: float):
+    """True (False) when every unit satisfies (violates) the comparator at least `margin` from the threshold."""
+    if len(values) < MIN_SIGN_UNITS or not (np.abs(values - thr) >= margin).all():
+        return None
+    satisfied = [OPS[op](v, thr) for v in values]
+    return True if all(satisfied) else False if not any(satisfied) else None
+
+
 def check_verdict(check: dict, values, profile: str, min_units: int) -> dict:
     values = np.asarray(values, dtype=float).ravel()
     op, thr = check["op"], threshold_for(check, profile)
     agg = check.get("aggregate", "mean")
     out = {"metric": check["metric"], "op": op, "threshold": thr, "aggregate": agg, "n": int(len(values)),
            "values": values.tolist()}
-    if len(values) == 0 or np.isnan(values).any():  # e.g. a profile that does not run this comparison
-        return out | {"value": None, "verdict": "inconclusive", "why": "not measured in this profile, or NaN"}
+    if len(values) == 0 or np.isnan(values).any():  # e.g. a comparison with nothing to compare in this run
+        return out | {"value": None, "verdict": "inconclusive", "why": "no value measured, or NaN"}
     passing = [OPS[op](v, thr) for v in values]
     if agg == "all":  # the worst unit
         value = float(values.max() if op.startswith("<") else values.min())
@@ -62,10 +193,14 @@ def check_verdict(check: dict, values, profile: str, min_units: int) -> dict:
     if len(values) < min_units:
         return out | {"verdict": "inconclusive", "why": f"{len(values)} units < {min_units} required"}
     if agg == "all":
-        return out | {"verdict": "pass" if all(passing) else "fail"}
+        return out | {"verdict": "pass" if all(passing) else "fail", "rule": "all units"}
+    side = sign_side(values, op, thr, clear_margin(check, values, thr, profile))
+    if side is not None:
+        return out | {"verdict": "pass" if side else "fail", "rule": "sign"}
     if len(values) >= 2 and lo < hi and lo <= thr <= hi:  # a zero-spread exact value is decided
-        return out | {"verdict": "inconclusive", "why": "95% interval over units contains the threshold"}
-    return out | {"verdict": "pass" if OPS[op](value, thr) else "fail"}
+        return out | {"verdict": "inconclusive", "why": "95% interval over units contains the threshold",
+                      "units_to_decide": units_to_decide(values, thr)}
+    return out | {"verdict": "pass" if OPS[op](value, thr) else "fail", "rule": "t-interval"}
 
 
 def combine(verdicts: list[str]) -> str:
@@ -74,32 +209,97 @@ def combine(verdicts: list[str]) -> str:
     return "pass" if verdicts and all(v == "pass" for v in verdicts) else "inconclusive"
 
 
-def check(claims_yaml, measured: dict, profile: str, out, log=print) -> dict:
-    """Judge a paper's claims.yaml on its measured values, write claims.json to `out`, log one line per claim."""
-    from .io import write_json
-    from .params import read_yaml
+def skip_reason(claim: dict, check: dict, profile: str) -> str | None:
+    return {**claim.get("skip", {}), **check.get("skip", {})}.get(profile)
 
-    result = evaluate(read_yaml(claims_yaml), measured, profile)
+
+def judge(claim: dict, measured: dict, profile: str, missing: list[str], where: str) -> tuple[str, list[dict]]:
+    """(verdict, check results) of one claim's checks on one set of measured values."""
+    checks = []
+    for chk in claim["checks"]:
+        skipped = skip_reason(claim, chk, profile)
+        if chk["metric"] not in measured and not skipped:
+            missing.append(f"{where}: claim {claim['id']} checks metric '{chk['metric']}', which evaluate did not produce")
+        if skipped:
+            checks.append({"metric": chk["metric"], "op": chk["op"], "threshold": threshold_for(chk, profile),
+                           "aggregate": chk.get("aggregate", "mean"), "n": 0, "values": [], "value": None,
+                           "verdict": "inconclusive", "why": f"not measured in the {profile} profile: {skipped}"})
+        else:
+            checks.append(check_verdict(chk, measured.get(chk["metric"], []), profile, units_for(chk, claim, profile)))
+    return combine([c["verdict"] for c in checks]), checks
+
+
+def control_of(claim: dict, spec: dict, controls: dict, profile: str, missing: list[str], where: str) -> dict:
+    """The control's verdict on the claim's checks, and whether the claim is uncontrolled (and why)."""
+    if "no_control" in claim:
+        return {"control": {"none": claim["no_control"]}, "uncontrolled": True,
+                "uncontrolled_why": f"no control: {claim['no_control']}"}
+    name = claim["control"]
+    if name not in controls:
+        missing.append(f"{where}: claim {claim['id']} is judged against control '{name}', which evaluate did not measure")
+        return {}
+    verdict, checks = judge(claim, controls[name], profile, missing, f"{where} (control {name})")
+    why = {"pass": "the control passes the same checks", "inconclusive": "the control's verdict is inconclusive"}
+    return {"control": {"name": name, "what": spec["controls"][name], "verdict": verdict, "checks": checks},
+            "uncontrolled": verdict != "fail", "uncontrolled_why": why.get(verdict, "")}
+
+
+def evaluate(spec: dict, measured: dict, profile: str, controls: dict | None = None) -> dict:
+    """spec: the parsed claims.yaml; measured: {metric: [value per unit]}; controls: {control: {metric: [...]}}.
+
+    Returns the content of claims.json. Raises ClaimsError naming every metric a check needs that is missing.
+    """
+    controls = controls or {}
+    where = f"paper {spec['paper']['slug']}"
+    claims, missing = [], []
+    for claim in spec["claims"]:
+        verdict, checks = judge(claim, measured, profile, missing, where)
+        row = {k: claim.get(k) for k in ("id", "kind", "statement", "paper_value", "source", "why")}
+        row |= {"verdict": "info" if claim["kind"] == "info" else verdict, "checks": checks,
+                "measured": checks[0].get("value")}
+        if claim["kind"] == "reproduction":
+            row |= control_of(claim, spec, controls, profile, missing, where)
+        claims.append(row)
+    if missing:
+        raise ClaimsError("claims could not be judged:\n  " + "\n  ".join(missing) + "\n(fix the metric name in "
+                          "claims.yaml, measure it in the paper's evaluate step, or declare `skip: {<profile>: <why>}`)")
+    return {"paper": spec["paper"]["slug"], "profile": profile, "claims": claims, "summary": summarise(claims)}
+
+
+def summarise(claims: list[dict]) -> dict:
+    """Reproduction and sanity verdict counts apart; uncontrolled reproduction claims; info claims."""
+    def counts(kind):
+        return {v: sum(c["kind"] == kind and c["verdict"] == v for c in claims) for v in VERDICTS}
+
+    return {"reproduction": counts("reproduction"), "sanity": counts("sanity"),
+            "uncontrolled": sum(bool(c.get("uncontrolled")) for c in claims),
+            "info": sum(c["kind"] == "info" for c in claims)}
+
+
+def check(claims_yaml, measured: dict, profile: str, out, log=print, controls: dict | None = None) -> dict:
+    """Judge a paper's claims.yaml on its measured values (and its controls'), write claims.json, log each claim."""
+    from .io import write_json
+
+    result = evaluate(load(claims_yaml), measured, profile, controls)
     write_json(out, result)
     for c in result["claims"]:
-        log(f"claim {c['id']}: {c['verdict']} (first check: {c['measured']})")
+        control = c.get("control", {})
+        shown = f"; control {control['name']}: {control['verdict']}" if "verdict" in control else ""
+        log(f"claim {c['id']} ({c['kind']}): {c['verdict']} (first check: {c['measured']}){shown}"
+            + (" [uncontrolled]" if c.get("uncontrolled") else ""))
     return result
 
 
 def as_metrics(result: dict) -> dict:
-    """MLflow metrics of a claims.json: each claim's first measured value, and pass (1/0) for judged claims."""
-    metrics = {f"{c['id']}_measured": c["measured"] for c in result["claims"]}
-    return metrics | {f"claim_{c['id']}_pass": float(c["verdict"] == "pass") for c in result["claims"] if c["verdict"] != "info"}
-
-
-def evaluate(spec: dict, measured: dict, profile: str) -> dict:
-    """spec: the parsed claims.yaml; measured: {metric: [value per unit]} -> the content of claims.json."""
-    claims = []
-    for claim in spec["claims"]:
-        checks = [check_verdict(c, measured.get(c["metric"], []), profile, units_for(c, claim, profile))
-                  for c in claim["checks"]]
-        verdict = "info" if claim.get("kind") == "info" else combine([c["verdict"] for c in checks])
-        claims.append({k: claim.get(k) for k in ("id", "statement", "paper_value", "source", "why", "kind")}
-                      | {"verdict": verdict, "checks": checks, "measured": checks[0].get("value")})
-    return {"paper": spec["paper"]["slug"], "profile": profile, "claims": claims,
-            "summary": {v: sum(c["verdict"] == v for c in claims) for v in ("pass", "fail", "inconclusive", "info")}}
+    """MLflow metrics of a claims.json: each claim's first value, pass (1/0) and, for reproduction claims,
+    whether its control failed (1/0: the claim could have failed); plus the headline counts."""
+    metrics = {}
+    for c in result["claims"]:
+        metrics[f"{c['id']}_measured"] = c["measured"]
+        if c["verdict"] != "info":
+            metrics[f"claim_{c['id']}_pass"] = float(c["verdict"] == "pass")
+        if c["kind"] == "reproduction":
+            metrics[f"claim_{c['id']}_controlled"] = float(not c["uncontrolled"])
+    s = result["summary"]
+    return metrics | {f"{kind}_{v}": s[kind][v] for kind in ("reproduction", "sanity") for v in VERDICTS} | {
+        "uncontrolled": s["uncontrolled"], "info": s["info"]}

@@ -12,23 +12,32 @@ from pathlib import Path
 
 import pandas as pd
 
+from workflow.core import claims as claims_mod
 from workflow.core.io import read_json, write_text
 from workflow.core.params import ROOT, read_yaml
-from workflow.core.step import Step
+from workflow.core.step import Step, git_commit
 from workflow.core.tracking import tracking_uri
 
 TEMPLATE = Path(__file__).with_name("template.html")
 
 
 def claim_rows(paper: str, claims: dict) -> list[dict]:
+    """One row per check: the paper's number beside ours, the verdict, and the control's value and verdict."""
     rows = []
     for c in claims["claims"]:
+        control = c.get("control") or {}
+        control_checks = control.get("checks", [])
         for i, chk in enumerate(c["checks"]):
-            rows.append({"paper": paper, "claim": c["id"], "verdict": c["verdict"], "statement": c["statement"] if i == 0 else "",
-                         "paper_value": c["paper_value"] if i == 0 else "", "metric": chk["metric"],
-                         "criterion": f"{chk['aggregate']} {chk['op']} {chk['threshold']:g}", "ours": chk.get("value"),
+            ctl = control_checks[i] if i < len(control_checks) else {}
+            rows.append({"paper": paper, "claim": c["id"], "kind": c["kind"], "verdict": c["verdict"],
+                         "statement": c["statement"] if i == 0 else "", "paper_value": c["paper_value"] if i == 0 else "",
+                         "metric": chk["metric"], "criterion": f"{chk['aggregate']} {chk['op']} {chk['threshold']:g}",
+                         "ours": chk.get("value"), "n": chk["n"],
                          "spread": (f"[{chk['min']:.4g}, {chk['max']:.4g}] n={chk['n']}" if "min" in chk else f"n={chk['n']}"),
-                         "check_verdict": chk["verdict"], "why": chk.get("why", "")})
+                         "check_verdict": chk["verdict"], "rule": chk.get("rule", ""), "why": chk.get("why", ""),
+                         "control": control.get("name", "") if i == 0 else "", "control_value": ctl.get("value"),
+                         "control_verdict": ctl.get("verdict", ""),
+                         "uncontrolled": c.get("uncontrolled_why", "") if i == 0 and c.get("uncontrolled") else ""})
     return rows
 
 
@@ -86,19 +95,42 @@ def render(sections: list[dict], title: str, profile: str) -> str:
                                                         tracking=html.escape(tracking_uri()))
 
 
+def counts(summary: dict, kind: str) -> str:
+    return " / ".join(str(summary[kind][v]) for v in claims_mod.VERDICTS)
+
+
+def verdict_table(sections: list[dict], profile: str) -> str:
+    """The README's verdict table: reproduction and sanity counts apart, uncontrolled claims named."""
+    lines = [f"<!-- generated from the {profile} profile's results/report/verdicts.md at commit {git_commit()} -->",
+             "| paper | reproduction: pass / fail / inconclusive | uncontrolled | sanity: pass / fail / inconclusive | info |",
+             "|---|---|---|---|---|"]
+    for s in sections:
+        summary, claims = s["claims"]["summary"], s["claims"]["claims"]
+        uncontrolled = ", ".join(c["id"] for c in claims if c.get("uncontrolled")) or "none"
+        lines.append(f"| [{s['slug']}](workflow/papers/{s['slug']}/PAPER.md) — {s['title']} | {counts(summary, 'reproduction')} "
+                     f"| {uncontrolled} | {counts(summary, 'sanity')} | {summary['info']} |")
+    total = claims_mod.summarise([c for s in sections for c in s["claims"]["claims"]])
+    lines.append(f"| **all {len(sections)} papers** | **{counts(total, 'reproduction')}** | {total['uncontrolled']} "
+                 f"| {counts(total, 'sanity')} | {total['info']} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None):
     step = Step("report", "build", __doc__)
     step.parser.add_argument("--papers", nargs="+", required=True)
     step.parser.add_argument("--figures", type=Path, nargs="*", default=[])
     step.parser.add_argument("--html", type=Path, required=True)
     step.parser.add_argument("--csv", type=Path, required=True)
+    step.parser.add_argument("--verdicts", type=Path, required=True, help="the verdict table (markdown) of the README")
     args, p = step.start(argv)
     sections = [paper_section(paper, [f for f in args.figures if f.parts[-3] == paper], args.profile) for paper in args.papers]
     write_text(args.html, render(sections, p["title"], args.profile))
     rows = [r for s in sections for r in s["rows"]]
     write_text(args.csv, pd.DataFrame(rows).to_csv(index=False))
-    totals = {v: sum(s["claims"]["summary"][v] for s in sections) for v in ("pass", "fail", "inconclusive", "info")}
-    step.finish(metrics={f"claims_{k}": v for k, v in totals.items()}, artifacts=[args.html, args.csv], outputs=[args.html, args.csv])
+    write_text(args.verdicts, verdict_table(sections, args.profile))
+    totals = claims_mod.summarise([c for s in sections for c in s["claims"]["claims"]])
+    step.finish(metrics=claims_mod.as_metrics({"claims": [], "summary": totals}),
+                artifacts=[args.html, args.csv, args.verdicts], outputs=[args.html, args.csv, args.verdicts])
 
 
 if __name__ == "__main__":
