@@ -11,7 +11,7 @@ CORES   ?= 2
 PROFILE ?= default
 PORT    ?= 5000
 
-.PHONY: setup reproduce smoke test mlflow-ui track-sync dvc.yaml dvc-check clean
+.PHONY: setup reproduce smoke test readme mlflow-ui track-sync dvc.yaml dvc-check clean
 
 setup: $(VENV)/.installed
 
@@ -31,6 +31,9 @@ smoke: setup
 
 test: setup
 	$(PY) -m pytest -q tests
+
+readme: setup  ## put the verdict table of the last default-profile report into README.md
+	$(PY) -m workflow.report.readme
 
 mlflow-ui: setup  ## the MLflow dashboard on this project's database, bound to 127.0.0.1 only
 	mlflow ui --backend-store-uri "$$($(PY) -m workflow.core.tracking uri)" --host 127.0.0.1 --port $(PORT) --workers 1

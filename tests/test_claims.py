@@ -135,6 +135,13 @@ def test_a_control_that_does_not_fail_marks_the_claim_uncontrolled(control_value
     assert out["summary"]["uncontrolled"] == 1
 
 
+def test_a_sanity_check_may_show_that_it_catches_a_fault():
+    s = spec(claim("S", units=3, control="broken"), controls=CONTROLS)
+    out = evaluate(s, {"m": [0.9, 0.9, 0.9]}, "default", {"broken": {"m": [0.1, 0.1, 0.1]}})
+    c = out["claims"][0]
+    assert c["control"]["verdict"] == "fail" and not c["uncontrolled"] and out["summary"]["sanity"]["pass"] == 1
+
+
 def test_no_control_needs_a_reason_and_is_uncontrolled():
     c = claim("R", kind="reproduction", no_control="nothing to remove: the result is a theorem about the data")
     out = evaluate(spec(c), {"m": [0.9]}, "default")["claims"][0]
@@ -168,7 +175,7 @@ def test_a_declared_skip_is_inconclusive_with_its_reason():
     (lambda s: s["claims"][0].update(kind="reproduction", control="nope"), "names control 'nope'"),
     (lambda s: s["claims"].append(copy.deepcopy(s["claims"][0])), "claim id A appears twice"),
     (lambda s: s.update(controls=CONTROLS), "control 'broken' is declared but no claim uses it"),
-    (lambda s: s["claims"][0].update(control="broken"), "only reproduction claims have controls"),
+    (lambda s: s["claims"][0].update(kind="info", no_control="info claims are not judged at all"), "no control"),
 ])
 def test_claims_yaml_problems_are_named(mutate, message):
     s = spec(claim("A"))
@@ -185,3 +192,19 @@ def test_every_paper_claims_file_is_valid():
     validate_papers(papers)
     with pytest.raises(ClaimsError, match="no_such_paper/claims.yaml: missing"):
         validate_papers(["no_such_paper"])
+
+
+def test_snakemake_rejects_a_bad_claims_file_before_any_job(tmp_path):
+    from conftest import BIN, copy_repo, run
+
+    repo = copy_repo(tmp_path)
+    import yaml
+
+    path = repo / "workflow/papers/cosa/claims.yaml"
+    broken = yaml.safe_load(path.read_text())
+    broken["claims"][0]["checks"][0]["op"] = "=>"
+    path.write_text(yaml.safe_dump(broken))
+    done = run([str(BIN / "snakemake"), "--cores", "1"], repo, check=False)
+    assert done.returncode != 0
+    assert "workflow/papers/cosa/claims.yaml" in done.stderr and "op" in done.stderr
+    assert not (repo / "results").exists()  # nothing ran

@@ -26,6 +26,22 @@ def test_report_has_every_paper_with_verdicts(smoke_repo):
         assert f'id="{paper}"' in html and paper in csv
     figures = [f for paper in PAPERS for f in (smoke_repo / "results" / paper / "figures").glob("*.png")]
     assert len(figures) >= 2 * len(PAPERS) and html.count("data:image/png;base64,") == len(figures)  # all embedded
+    table = (smoke_repo / "results/report/verdicts.md").read_text()  # the README's table, from this run
+    assert "from the smoke profile" in table and all(f"[{paper}]" in table for paper in PAPERS)
+
+
+def test_every_claim_is_measured_or_declares_why_not(smoke_repo):
+    """No silent misses: each check (and each control's check) has values, or claims.yaml says why the smoke
+    profile skips it; every reproduction claim carries its control's verdict or the reason it has none."""
+    for paper in PAPERS:
+        claims = json.loads((smoke_repo / f"results/{paper}/claims.json").read_text())["claims"]
+        for c in claims:
+            assert c["kind"] in {"reproduction", "sanity", "info"}, (paper, c["id"])
+            for chk in c["checks"] + c.get("control", {}).get("checks", []):
+                assert chk["n"] > 0 or "not measured in the smoke profile" in chk.get("why", ""), (paper, c["id"], chk)
+            if c["kind"] == "reproduction":
+                assert "none" in c["control"] or c["control"]["verdict"] in {"pass", "fail", "inconclusive"}, (paper, c["id"])
+                assert isinstance(c["uncontrolled"], bool)
 
 
 def test_mlflow_has_a_finished_run_per_job_with_tags(smoke_repo):

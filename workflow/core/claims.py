@@ -8,7 +8,8 @@ Kinds (every claim states one):
     cannot tell the mechanism from its absence: the claim is marked ``uncontrolled``. A reproduction claim
     without a control must say why none can exist (``no_control: <reason>``) and is uncontrolled as well.
   * ``sanity`` - a property that holds when the code is right (a count, an identity, a by-construction
-    bound). Judged, shown as a check of the implementation, never counted as a reproduced result.
+    bound). Judged, shown as a check of the implementation, never counted as a reproduced result. It may name
+    a control too: a deliberately faulty variant that the check must catch (e.g. a leaking protocol).
   * ``info`` - measured and shown, never judged.
 
 Each check names a metric that evaluate measured once per unit (a seed, a data set, a cell of the paper's
@@ -87,8 +88,8 @@ def problems(spec: dict, where: str) -> list[str]:
         if claim["kind"] == "reproduction" and not ("control" in claim or "no_control" in claim):
             out.append(f"{where}: reproduction claim {cid} names no control: add `control: <name>` (a run with the "
                        "paper's mechanism removed or broken) or `no_control: <why none can exist>`")
-        if claim["kind"] != "reproduction" and ("control" in claim or "no_control" in claim):
-            out.append(f"{where}: claim {cid} is of kind {claim['kind']}: only reproduction claims have controls")
+        if claim["kind"] == "info" and ("control" in claim or "no_control" in claim):
+            out.append(f"{where}: claim {cid} is of kind info: info claims are not judged, so they have no control")
     unused = set(controls) - {c.get("control") for c in spec["claims"]}
     out += [f"{where}: control '{name}' is declared but no claim uses it" for name in sorted(unused)]
     return out
@@ -257,7 +258,7 @@ def evaluate(spec: dict, measured: dict, profile: str, controls: dict | None = N
         row = {k: claim.get(k) for k in ("id", "kind", "statement", "paper_value", "source", "why")}
         row |= {"verdict": "info" if claim["kind"] == "info" else verdict, "checks": checks,
                 "measured": checks[0].get("value")}
-        if claim["kind"] == "reproduction":
+        if claim["kind"] == "reproduction" or "control" in claim:  # a sanity check may show it catches a fault
             row |= control_of(claim, spec, controls, profile, missing, where)
         claims.append(row)
     if missing:
@@ -272,7 +273,7 @@ def summarise(claims: list[dict]) -> dict:
         return {v: sum(c["kind"] == kind and c["verdict"] == v for c in claims) for v in VERDICTS}
 
     return {"reproduction": counts("reproduction"), "sanity": counts("sanity"),
-            "uncontrolled": sum(bool(c.get("uncontrolled")) for c in claims),
+            "uncontrolled": sum(c["kind"] == "reproduction" and bool(c.get("uncontrolled")) for c in claims),
             "info": sum(c["kind"] == "info" for c in claims)}
 
 
@@ -298,7 +299,7 @@ def as_metrics(result: dict) -> dict:
         metrics[f"{c['id']}_measured"] = c["measured"]
         if c["verdict"] != "info":
             metrics[f"claim_{c['id']}_pass"] = float(c["verdict"] == "pass")
-        if c["kind"] == "reproduction":
+        if "uncontrolled" in c:
             metrics[f"claim_{c['id']}_controlled"] = float(not c["uncontrolled"])
     s = result["summary"]
     return metrics | {f"{kind}_{v}": s[kind][v] for kind in ("reproduction", "sanity") for v in VERDICTS} | {

@@ -1,0 +1,46 @@
+"""The report's verdict table (what `make readme` puts into README.md) and its splicing."""
+import pytest
+
+from workflow.core.claims import evaluate
+from workflow.report.build import claim_rows, verdict_table
+from workflow.report.readme import END, START, splice
+
+
+def section(slug, measured, control):
+    spec = {"paper": {"slug": slug, "title": slug.upper()}, "controls": {"broken": "the mechanism removed"},
+            "claims": [{"id": "R1", "kind": "reproduction", "statement": "s", "paper_value": "p", "source": "x",
+                        "why": "w", "units": 1, "control": "broken",
+                        "checks": [{"metric": "m", "op": ">=", "threshold": 0.5}]},
+                       {"id": "S1", "kind": "sanity", "statement": "s", "paper_value": "p", "source": "x", "why": "w",
+                        "checks": [{"metric": "m", "op": ">=", "threshold": 0.0}]}]}
+    return {"slug": slug, "title": slug.upper(), "claims": evaluate(spec, measured, "default", {"broken": control})}
+
+
+def test_reproduction_and_sanity_counts_apart_and_uncontrolled_named():
+    sections = [section("a", {"m": [0.9]}, {"m": [0.1]}), section("b", {"m": [0.9]}, {"m": [0.9]})]
+    table = verdict_table(sections, "default")
+    lines = table.splitlines()
+    assert "from the default profile" in lines[0]
+    assert "| [a](workflow/papers/a/PAPER.md) — A | 1 / 0 / 0 | none | 1 / 0 / 0 | 0 |" in lines
+    assert "| [b](workflow/papers/b/PAPER.md) — B | 1 / 0 / 0 | R1 | 1 / 0 / 0 | 0 |" in lines
+    assert lines[-1] == "| **all 2 papers** | **2 / 0 / 0** | 1 | 2 / 0 / 0 | 0 |"
+    rows = claim_rows("b", sections[1]["claims"])
+    assert rows[0]["control_verdict"] == "pass" and "passes" in rows[0]["uncontrolled"] and rows[1]["kind"] == "sanity"
+
+
+def test_splice_replaces_only_the_marked_block():
+    readme = f"intro\n{START}\nold table\n{END}\nafter\n"
+    assert splice(readme, "new table\n") == f"intro\n{START}\nnew table\n{END}\nafter\n"
+    with pytest.raises(SystemExit, match="marker"):
+        splice("no markers here", "t")
+
+
+def test_the_page_shows_kinds_controls_and_uncontrolled_claims():
+    from workflow.report.build import render
+
+    sections = [section("a", {"m": [0.9]}, {"m": [0.1]}), section("b", {"m": [0.9]}, {"m": [0.9]})]
+    for s in sections:
+        s.update(rows=claim_rows(s["slug"], s["claims"]), figures=[], paper_md="", costs=[], provenance=[])
+    html = render(sections, "T", "default")
+    assert html.count("<b>uncontrolled</b>: ") == 1 and "the control passes the same checks" in html
+    assert "<td>sanity</td>" in html and "the mechanism removed (verdict fail)" in html
