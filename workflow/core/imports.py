@@ -1,0 +1,74 @@
+"""The code a step runs, derived from its imports: every module under workflow/ that it imports, directly or not.
+
+A rule lists these files as inputs (rules/common.smk), so editing any of them re-runs exactly the jobs whose
+step imports it, and nothing else. Imports are read from the source (``ast``), not by importing it: the DAG
+is built without loading torch or MLflow. Imports inside functions count too (they are code the step may run),
+and so do the packages' ``__init__.py`` files, which Python runs on the way.
+"""
+from __future__ import annotations
+
+import ast
+from functools import lru_cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = "workflow"
+
+
+def module_file(module: str, root: Path = ROOT) -> Path | None:
+    """workflow.a.b -> workflow/a/b.py or workflow/a/b/__init__.py (None outside the project)."""
+    base = root.joinpath(*module.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def _absolute(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+    """The absolute module of a `from X import ...` (resolving `from . import` / `from .x import`)."""
+    if not node.level:
+        return node.module or ""
+    parts = module.split(".")
+    keep = len(parts) - node.level + (1 if is_package else 0)
+    return ".".join(parts[:keep] + ([node.module] if node.module else []))
+
+
+def direct_imports(module: str, root: Path = ROOT) -> set[str]:
+    """The project modules one module imports (a `from pkg import name` counts name when it is a module)."""
+    path = module_file(module, root)
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(node, module, path.name == "__init__.py")
+            found.add(base)
+            found |= {f"{base}.{alias.name}" for alias in node.names}
+    return {m for m in found if m.split(".")[0] == PACKAGE and module_file(m, root)}
+
+
+def with_packages(module: str) -> list[str]:
+    """A module and the packages Python initialises to import it: workflow, workflow.a, workflow.a.b."""
+    parts = module.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+
+@lru_cache(maxsize=None)
+def closure(module: str, root: Path = ROOT) -> tuple[str, ...]:
+    """Every project module that importing `module` runs, sorted."""
+    seen, todo = set(), [module]
+    while todo:
+        current = todo.pop()
+        for m in with_packages(current):
+            if m not in seen and module_file(m, root):
+                seen.add(m)
+                todo += sorted(direct_imports(m, root) - seen)
+    return tuple(sorted(seen))
+
+
+def code_files(module: str, root: Path = ROOT) -> list[str]:
+    """The source files of closure(module), relative to the project root (what a rule lists as `code`)."""
+    if module_file(module, root) is None:
+        raise ValueError(f"no module {module} under {root / PACKAGE} (check the step name in the rule)")
+    return [str(module_file(m, root).relative_to(root)) for m in closure(module, root)]
