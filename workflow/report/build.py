@@ -35,7 +35,7 @@ def claim_rows(paper: str, claims: dict) -> list[dict]:
                          "ours": chk.get("value"), "n": chk["n"],
                          "spread": (f"[{chk['min']:.4g}, {chk['max']:.4g}] n={chk['n']}" if "min" in chk else f"n={chk['n']}"),
                          "check_verdict": chk["verdict"], "rule": chk.get("rule", ""), "why": chk.get("why", ""),
-                         "control": control.get("name", "") if i == 0 else "", "control_value": ctl.get("value"),
+                         "control": control.get("name", "") if i == 0 else "", "control_value": ctl.get("value"), "control_frac_pass": ctl.get("frac_pass"),
                          "control_verdict": ctl.get("verdict", ""),
                          "uncontrolled": c.get("uncontrolled_why", "") if i == 0 and c.get("uncontrolled") else ""})
     return rows
