@@ -1,11 +1,13 @@
-"""Benchmark: SQUAD (ours, torch) beside ribs' CMA-MAE and MAP-Elites at the same number of evaluations (prints a table).
+"""Benchmark: SQUAD (ours, torch) beside ribs' CMA-MAE, CMA-MAEGA and MAP-Elites at the same number of evaluations
+(prints a table).
 
     python bench/soft_qd_vs_ribs.py [--benchmarks rastrigin sphere] [--ms 4 16] [--seed 0] [--profile default]
 
 Sizes and method knobs come from params.yaml (the chosen profile's `soft_qd` section), so the table matches what the
 pipeline runs: the evaluation budget is SQUAD's N x (epochs + 1); the ribs baselines run whole rounds of
-15 emitters x 36 until they reach it. QD score is measured on the paper's fixed 512-cell CVT evaluation archive
-(ribs CVTArchive, seed 232323) from the final solutions (SQUAD's population, the baselines' result-archive elites).
+15 emitters x 36 until they reach it (CMA-MAEGA: per emitter 1 solution point with gradients + 35 samples). QD score
+is measured on the paper's fixed 512-cell CVT evaluation archive (ribs CVTArchive, seed 232323) from the final
+solutions (SQUAD's population, the baselines' result-archive elites).
 Seconds are wall time of the optimisation alone (one thread), not of the evaluation.
 """
 from __future__ import annotations
@@ -45,7 +47,8 @@ def main() -> None:
         for m in args.ms:
             cents = methods.ribs_cvt_centroids(m, ev["cells"], ev["samples"], ev["archive_seed"])
             for method in args.methods:
-                p = {**sq["budget"], "D": D, **sq[method]}
+                knobs = sq["squad"] if method.startswith("squad") else {**sq["ribs"], **sq[method]}
+                p = {**sq["budget"], "D": D, **knobs}
                 t0 = time.perf_counter()
                 r = run.run(method, bench, m, args.seed, p)
                 seconds = time.perf_counter() - t0

@@ -10,7 +10,7 @@ def adam_runs():
     n, plan = ADAM["datasets"], ADAM["plan"]
     runs = {(f"gr{k}", a) for k in range(n["gr"]) for a in plan["gr"]}
     runs |= {(f"gauss{k}", a) for k in range(n["gauss"]) for a in plan["gauss"]}
-    runs |= {(f"gr{k}", a) for k in range(min(n["batch_sweep"], n["gr"])) for a in plan["batch_sweep"] + ["inc_adam", "det_adam", "inc_signum", "det_signum"]}
+    runs |= {(f"gr{k}", a) for k in range(min(n["batch_sweep"], n["gr"])) for a in plan["batch_sweep"] + ["inc_adam", "det_adam", "inc_signum", "det_signum", "inc_gd", "det_gd"]}
     return sorted(runs)
 
 

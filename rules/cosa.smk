@@ -1,11 +1,14 @@
 # COSA: test-time adaptation of frozen forecasters (spec: shared/papers/cosa.md)
-# data sets -> frozen base per (data set, base, horizon) -> TTA stream of every method -> table + claims -> figures
+# data sets -> frozen base per (data set, base, horizon, seed) -> TTA stream of every method -> table + claims -> figures
+# A seed is one unit of the pipeline: the generator's data (synthetic sets), the base's training, the adapters' init.
 COSA = PARAMS["cosa"]
 COSA_OUT = "results/cosa"
 FIGURES["cosa"] = COSA_FIGURES = expand(f"{COSA_OUT}/figures/{{fig}}.png", fig=["table_rel_improvement", "gain_vs_horizon", "stream_mse", "gate"])
-COSA_CELLS = [(ds, base, h) for ds, d in COSA["datasets"].items() for base in d["bases"] for h in d["horizons"]]
-# Figs. B/C follow the first ett_like cell at its longest horizon (the spec's headline setting).
-COSA_TRACE = next(f"{COSA_OUT}/tta/{ds}/{b}_H{h}.npz" for ds, b, h in sorted(COSA_CELLS, key=lambda c: (c[0] != "ett_like", -c[2])))
+COSA_CELLS = [(ds, base, h, s) for ds, d in COSA["datasets"].items() for base in d["bases"] for h in d["horizons"]
+              for s in d["seeds"]]
+# Figs. B/C follow the first ett_like cell at its longest horizon, first seed (the spec's headline setting).
+COSA_TRACE = next(f"{COSA_OUT}/tta/{ds}/{b}_H{h}_s{s}.npz"
+                  for ds, b, h, s in sorted(COSA_CELLS, key=lambda c: (c[0] != "ett_like", -c[2], c[1], c[3])))
 
 
 def cosa_raw(wildcards):
@@ -30,60 +33,62 @@ rule cosa_prepare:
         raw=cosa_raw,
         code=code("cosa", "prepare", "methods", "lib/timeseries"),
     output:
-        f"{COSA_OUT}/data/{{dataset}}.npz",
+        f"{COSA_OUT}/data/{{dataset}}_s{{seed}}.npz",
     params:
         **reads("cosa.datasets.{dataset}.source", "cosa.datasets.{dataset}.length", "cosa.generator", "cosa.split"),
     log:
-        **logs("cosa", "prepare", "{dataset}"),
+        **logs("cosa", "prepare", "{dataset}_s{seed}"),
     benchmark:
-        bench("cosa", "prepare", "{dataset}")
+        bench("cosa", "prepare", "{dataset}_s{seed}")
     threads: 1
     shell:
-        step("papers.cosa.prepare", "--raw={input.raw:q} --out {output:q}")
+        step("papers.cosa.prepare", "--raw={input.raw:q} --seed {wildcards.seed} --out {output:q}")
 
 
 rule cosa_train_base:
     input:
-        data=f"{COSA_OUT}/data/{{dataset}}.npz",
+        data=f"{COSA_OUT}/data/{{dataset}}_s{{seed}}.npz",
         code=code("cosa", "train_base", "models", "lib/training"),
     output:
-        model=f"{COSA_OUT}/base/{{dataset}}/{{base}}_H{{H}}.pt",
-        summary=f"{COSA_OUT}/base/{{dataset}}/{{base}}_H{{H}}.json",
+        model=f"{COSA_OUT}/base/{{dataset}}/{{base}}_H{{H}}_s{{seed}}.pt",
+        summary=f"{COSA_OUT}/base/{{dataset}}/{{base}}_H{{H}}_s{{seed}}.json",
     params:
         **reads("cosa.datasets.{dataset}.lookback", "cosa.base"),
     log:
-        **logs("cosa", "train_base", "{dataset}/{base}_H{H}"),
+        **logs("cosa", "train_base", "{dataset}/{base}_H{H}_s{seed}"),
     benchmark:
-        bench("cosa", "train_base", "{dataset}/{base}_H{H}")
+        bench("cosa", "train_base", "{dataset}/{base}_H{H}_s{seed}")
     threads: 1
     shell:
         step("papers.cosa.train_base",
-             "--data {input.data:q} --base {wildcards.base} --horizon {wildcards.H} --out {output.model:q} --summary {output.summary:q}")
+             "--data {input.data:q} --base {wildcards.base} --horizon {wildcards.H} --seed {wildcards.seed} "
+             "--out {output.model:q} --summary {output.summary:q}")
 
 
 rule cosa_tta:
     input:
-        data=f"{COSA_OUT}/data/{{dataset}}.npz",
-        base=f"{COSA_OUT}/base/{{dataset}}/{{base}}_H{{H}}.pt",
+        data=f"{COSA_OUT}/data/{{dataset}}_s{{seed}}.npz",
+        base=f"{COSA_OUT}/base/{{dataset}}/{{base}}_H{{H}}_s{{seed}}.pt",
         code=code("cosa", "tta", "stream", "train_base", "models", "lib/training"),
     output:
-        summary=f"{COSA_OUT}/tta/{{dataset}}/{{base}}_H{{H}}.json",
-        traces=f"{COSA_OUT}/tta/{{dataset}}/{{base}}_H{{H}}.npz",
+        summary=f"{COSA_OUT}/tta/{{dataset}}/{{base}}_H{{H}}_s{{seed}}.json",
+        traces=f"{COSA_OUT}/tta/{{dataset}}/{{base}}_H{{H}}_s{{seed}}.npz",
     params:
         **reads("cosa.datasets.{dataset}.lookback", "cosa.tta"),
     log:
-        **logs("cosa", "tta", "{dataset}/{base}_H{H}"),
+        **logs("cosa", "tta", "{dataset}/{base}_H{H}_s{seed}"),
     benchmark:
-        bench("cosa", "tta", "{dataset}/{base}_H{H}")
+        bench("cosa", "tta", "{dataset}/{base}_H{H}_s{seed}")
     threads: 1
     shell:
         step("papers.cosa.tta",
-             "--data {input.data:q} --base {input.base:q} --horizon {wildcards.H} --out {output.summary:q} --traces {output.traces:q}")
+             "--data {input.data:q} --base {input.base:q} --horizon {wildcards.H} --seed {wildcards.seed} "
+             "--out {output.summary:q} --traces {output.traces:q}")
 
 
 rule cosa_evaluate:
     input:
-        cells=[f"{COSA_OUT}/tta/{ds}/{b}_H{h}.json" for ds, b, h in COSA_CELLS],
+        cells=[f"{COSA_OUT}/tta/{ds}/{b}_H{h}_s{s}.json" for ds, b, h, s in COSA_CELLS],
         traces=COSA_TRACE,
         claims="workflow/papers/cosa/claims.yaml",
         code=code("cosa", "evaluate", "core/claims"),

@@ -55,6 +55,7 @@ rule fairness_pareto_frontiers:
         frontiers=f"{FP_OUT}/frontiers/{{dataset}}_s{{seed}}.csv",
         fairfair=f"{FP_OUT}/frontiers/{{dataset}}_s{{seed}}_fairfair.csv",
         summary=f"{FP_OUT}/frontiers/{{dataset}}_s{{seed}}.json",
+        control=f"{FP_OUT}/frontiers/{{dataset}}_s{{seed}}_shuffled.csv",
     params:
         **reads("fairness_pareto.frontiers"),
     log:
@@ -64,7 +65,8 @@ rule fairness_pareto_frontiers:
     threads: 1
     shell:
         step("papers.fairness_pareto.frontiers",
-             "--features {input.features:q} --base {input.base:q} --frontiers {output.frontiers:q} --fairfair {output.fairfair:q} --summary {output.summary:q}")
+             "--features {input.features:q} --base {input.base:q} --frontiers {output.frontiers:q} --fairfair {output.fairfair:q} "
+             "--summary {output.summary:q} --control {output.control:q}")
 
 
 rule fairness_pareto_interventions:
@@ -92,8 +94,9 @@ rule fairness_pareto_evaluate:
         fairfair=[f"{FP_OUT}/frontiers/{ds}_s{s}_fairfair.csv" for ds, s in FP_CELLS],
         summaries=[f"{FP_OUT}/frontiers/{ds}_s{s}.json" for ds, s in FP_CELLS],
         points=[f"{FP_OUT}/points/{ds}_s{s}_{fam}.csv" for ds, s in FP_CELLS for fam in FP_FAMILIES],
+        controls=[f"{FP_OUT}/frontiers/{ds}_s{s}_shuffled.csv" for ds, s in FP_CELLS],
         claims="workflow/papers/fairness_pareto/claims.yaml",
-        code=code("fairness_pareto", "evaluate", "core/claims"),
+        code=code("fairness_pareto", "evaluate", "methods", "core/claims"),
     output:
         frontiers=f"{FP_OUT}/frontiers.csv",
         fairfair=f"{FP_OUT}/fairfair.csv",
@@ -110,7 +113,7 @@ rule fairness_pareto_evaluate:
     shell:
         step("papers.fairness_pareto.evaluate",
              "--frontiers {input.frontiers:q} --fairfair {input.fairfair:q} --summaries {input.summaries:q} --points {input.points:q} "
-             "--out-frontiers {output.frontiers:q} --out-fairfair {output.fairfair:q} --out-points {output.points:q} "
+             "--controls {input.controls:q} --out-frontiers {output.frontiers:q} --out-fairfair {output.fairfair:q} --out-points {output.points:q} "
              "--out-cells {output.cells:q} --claims {output.claims:q}")
 
 

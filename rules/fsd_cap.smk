@@ -1,14 +1,16 @@
 # FSD-CAP: fractional subgraph diffusion + class-aware propagation for 99.5 %-missing node features
 # (spec: shared/papers/fsd_cap.md). graphs (CSBM, heterophilous CSBM, kNN graph of real digits) ->
-# one job per (graph, method, seed): impute + GCN node classification (+ GAE link prediction) -> claims -> figures
+# one job per (graph, seed): every planned method imputes, then GCN node classification (+ GAE link prediction)
+# -> claims (with their controls) -> figures
 from workflow.lib import mfeat  # the digits' view names and file paths
 
 FSD = PARAMS["fsd_cap"]
 FSD_OUT = "results/fsd_cap"
 FIGURES["fsd_cap"] = FSD_FIGURES = expand(f"{FSD_OUT}/figures/{{fig}}.png",
                                           fig=["table_main", "fig_a_missing_rate", "fig_b_link_auc", "fig_c_gamma"])
-FSD_RUNS = sorted({f"{FSD_OUT}/runs/{ds}/{m}_s{s}.json"
-                   for ds, blocks in FSD["plan"].items() for b in blocks.values() for m in b["methods"] for s in b["seeds"]})
+# one job per (graph, seed): it runs every method of the plan blocks holding that seed (methods share their parts)
+FSD_RUNS = sorted({f"{FSD_OUT}/runs/{ds}/s{s}.json"
+                   for ds, blocks in FSD["plan"].items() for b in blocks.values() if b["methods"] for s in b["seeds"]})
 
 
 def fsd_raw(wildcards):
@@ -16,9 +18,6 @@ def fsd_raw(wildcards):
     d = FSD["datasets"][wildcards.dataset]
     return [str(mfeat.raw_path(d[v])) for v in ("graph_view", "feature_view")] if d["source"] == "mfeat" else []
 
-
-wildcard_constraints:
-    fsd_method="[A-Za-z0-9_.]+",  # methods like fsd_gamma0.5
 
 
 rule fsd_cap:
@@ -49,18 +48,18 @@ rule fsd_cap_run:
         data=f"{FSD_OUT}/data/{{dataset}}.npz",
         code=code("fsd_cap", "run", "methods", "lib/graphs"),
     output:
-        f"{FSD_OUT}/runs/{{dataset}}/{{fsd_method}}_s{{seed}}.json",
+        f"{FSD_OUT}/runs/{{dataset}}/s{{seed}}.json",
     params:
-        **reads("fsd_cap.tasks.{dataset}", "fsd_cap.split", "fsd_cap.missing", "fsd_cap.impute", "fsd_cap.gnn",
-                "fsd_cap.link", "fsd_cap.sweep"),
+        **reads("fsd_cap.plan.{dataset}", "fsd_cap.tasks.{dataset}", "fsd_cap.split", "fsd_cap.missing",
+                "fsd_cap.impute", "fsd_cap.gnn", "fsd_cap.link", "fsd_cap.sweep"),
     log:
-        **logs("fsd_cap", "run", "{dataset}/{fsd_method}_s{seed}"),
+        **logs("fsd_cap", "run", "{dataset}/s{seed}"),
     benchmark:
-        bench("fsd_cap", "run", "{dataset}/{fsd_method}_s{seed}")
+        bench("fsd_cap", "run", "{dataset}/s{seed}")
     threads: 1
     shell:
         step("papers.fsd_cap.run",
-             "--data {input.data:q} --dataset {wildcards.dataset} --method {wildcards.fsd_method} --seed {wildcards.seed} --out {output:q}")
+             "--data {input.data:q} --dataset {wildcards.dataset} --seed {wildcards.seed} --out {output:q}")
 
 
 rule fsd_cap_evaluate:

@@ -1,10 +1,11 @@
 # L*_nsp: automata learning in the next-symbol-prediction setting (spec: shared/papers/lnsp.md)
-# exact-teacher runs per seed (C1, C4) + Transformer teacher per (variant, language) -> extraction (C2, C3, C5)
-# -> main table + claims -> figures
+# exact-teacher runs per seed, with their controls (C1, C4) + Transformer teacher per (variant, seed, language)
+# -> extraction, classic L* and C5's control (C2, C3, C5) -> main table + claims -> figures
 LNSP = PARAMS["lnsp"]
 LNSP_OUT = "results/lnsp"
 FIGURES["lnsp"] = LNSP_FIGURES = expand(f"{LNSP_OUT}/figures/{{fig}}.png", fig=["table_main", "dyck_samples"])
-LNSP_TEACHERS = [("full", lang) for lang in LNSP["teachers"]] + [("weak", lang) for lang in LNSP["weak_teachers"]]
+LNSP_TEACHERS = [(variant, seed, lang) for variant, langs in (("full", LNSP["teachers"]), ("weak", LNSP["weak_teachers"]))
+                 for seed in LNSP["variants"][variant]["seeds"] for lang in langs]
 
 
 wildcard_constraints:
@@ -24,7 +25,7 @@ rule lnsp_exact:
     output:
         f"{LNSP_OUT}/exact/s{{seed}}.csv",
     params:
-        **reads("lnsp.exact"),
+        **reads("lnsp.exact", "lnsp.learners"),
     log:
         **logs("lnsp", "exact", "s{seed}"),
     benchmark:
@@ -38,42 +39,44 @@ rule lnsp_train_teacher:
     input:
         code=code("lnsp", "train_teacher", "methods", "languages", "lstar_nsp", "transformer"),
     output:
-        model=f"{LNSP_OUT}/teachers/{{variant}}/{{lang}}.pt",
-        summary=f"{LNSP_OUT}/teachers/{{variant}}/{{lang}}.json",
+        model=f"{LNSP_OUT}/teachers/{{variant}}/s{{seed}}/{{lang}}.pt",
+        summary=f"{LNSP_OUT}/teachers/{{variant}}/s{{seed}}/{{lang}}.json",
     params:
         **reads("lnsp.teacher", "lnsp.variants.{variant}"),
     log:
-        **logs("lnsp", "train_teacher", "{variant}/{lang}"),
+        **logs("lnsp", "train_teacher", "{variant}/s{seed}/{lang}"),
     benchmark:
-        bench("lnsp", "train_teacher", "{variant}/{lang}")
+        bench("lnsp", "train_teacher", "{variant}/s{seed}/{lang}")
     threads: 1
     shell:
         step("papers.lnsp.train_teacher",
-             "--language {wildcards.lang} --variant {wildcards.variant} --out {output.model:q} --summary {output.summary:q}")
+             "--language {wildcards.lang} --variant {wildcards.variant} --seed {wildcards.seed} "
+             "--out {output.model:q} --summary {output.summary:q}")
 
 
 rule lnsp_extract:
     input:
-        model=f"{LNSP_OUT}/teachers/{{variant}}/{{lang}}.pt",
-        summary=f"{LNSP_OUT}/teachers/{{variant}}/{{lang}}.json",
+        model=f"{LNSP_OUT}/teachers/{{variant}}/s{{seed}}/{{lang}}.pt",
+        summary=f"{LNSP_OUT}/teachers/{{variant}}/s{{seed}}/{{lang}}.json",
         code=code("lnsp", "extract", "methods", "languages", "lstar_nsp", "transformer"),
     output:
-        f"{LNSP_OUT}/extract/{{variant}}/{{lang}}.json",
+        f"{LNSP_OUT}/extract/{{variant}}/s{{seed}}/{{lang}}.json",
     params:
-        **reads("lnsp.extract"),
+        **reads("lnsp.extract", "lnsp.learners"),
     log:
-        **logs("lnsp", "extract", "{variant}/{lang}"),
+        **logs("lnsp", "extract", "{variant}/s{seed}/{lang}"),
     benchmark:
-        bench("lnsp", "extract", "{variant}/{lang}")
+        bench("lnsp", "extract", "{variant}/s{seed}/{lang}")
     threads: 1
     shell:
-        step("papers.lnsp.extract", "--teacher {input.model:q} --summary {input.summary:q} --out {output:q}")
+        step("papers.lnsp.extract",
+             "--teacher {input.model:q} --summary {input.summary:q} --seed {wildcards.seed} --out {output:q}")
 
 
 rule lnsp_evaluate:
     input:
         exact=expand(f"{LNSP_OUT}/exact/s{{seed}}.csv", seed=LNSP["seeds"]),
-        extract=[f"{LNSP_OUT}/extract/{v}/{lang}.json" for v, lang in LNSP_TEACHERS],
+        extract=[f"{LNSP_OUT}/extract/{v}/s{seed}/{lang}.json" for v, seed, lang in LNSP_TEACHERS],
         claims="workflow/papers/lnsp/claims.yaml",
         code=code("lnsp", "evaluate", "core/claims"),
     output:

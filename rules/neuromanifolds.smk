@@ -1,12 +1,15 @@
 # Learning on a Razor's Edge: polynomial neuromanifolds (spec: shared/papers/neuromanifolds.md)
-# ranks (E1, E2, E4) + fibers (E3) + critical exposure per network kind (E5) + sparsity (E6) -> evaluation + claims -> figures
+# ranks (E1, E2, E4) + fibers per sigma (E3; x^r is the control) + critical exposure per network kind (E5) + sparsity (E6)
+# -> evaluation + claims (each claim also judged on its control) -> figures
 NM_OUT = "results/neuromanifolds"
 FIGURES["neuromanifolds"] = NM_FIGURES = expand(f"{NM_OUT}/figures/{{fig}}.png", fig=["table_a_dimensions", "fig_b_spectra", "fig_c_critical_gradients"])
 NM_KINDS = ["mlp", "cnn"]
+NM_SIGMAS = ["generic", "monomial"]  # E3: generic sigma (C1f, C3f) and x^r (their control)
 
 
 wildcard_constraints:
     kind="mlp|cnn",
+    sigma="generic|monomial",
 
 
 rule neuromanifolds:
@@ -38,16 +41,16 @@ rule neuromanifolds_fibers:
     input:
         code=code("neuromanifolds", "fibers", "ranks", "methods", "nets"),
     output:
-        f"{NM_OUT}/fibers/fibers.csv",
+        f"{NM_OUT}/fibers/{{sigma}}.csv",
     params:
         **reads("neuromanifolds.fibers"),
     log:
-        **logs("neuromanifolds", "fibers"),
+        **logs("neuromanifolds", "fibers", "{sigma}"),
     benchmark:
-        bench("neuromanifolds", "fibers")
+        bench("neuromanifolds", "fibers", "{sigma}")
     threads: 1
     shell:
-        step("papers.neuromanifolds.fibers", "--out {output:q}")
+        step("papers.neuromanifolds.fibers", "{wildcards.sigma} --out {output:q}")
 
 
 rule neuromanifolds_critical:
@@ -87,7 +90,8 @@ rule neuromanifolds_evaluate:
         dimensions=f"{NM_OUT}/ranks/dimensions.csv",
         singular=f"{NM_OUT}/ranks/singular.csv",
         spectra=f"{NM_OUT}/ranks/spectra.npz",
-        fibers=f"{NM_OUT}/fibers/fibers.csv",
+        fibers=f"{NM_OUT}/fibers/generic.csv",
+        fibers_control=f"{NM_OUT}/fibers/monomial.csv",
         critical=expand(f"{NM_OUT}/critical/{{kind}}.csv", kind=NM_KINDS),
         sparsity=f"{NM_OUT}/sparsity/sparsity.csv",
         claims="workflow/papers/neuromanifolds/claims.yaml",
@@ -107,7 +111,7 @@ rule neuromanifolds_evaluate:
     shell:
         step("papers.neuromanifolds.evaluate",
              "--dimensions {input.dimensions:q} --singular {input.singular:q} --spectra {input.spectra:q} "
-             "--fibers {input.fibers:q} --critical {input.critical:q} --sparsity {input.sparsity:q} "
+             "--fibers {input.fibers:q} --fibers-control {input.fibers_control:q} --critical {input.critical:q} --sparsity {input.sparsity:q} "
              "--table {output.table:q} --spectra-table {output.spectra:q} --gradients {output.gradients:q} --claims {output.claims:q}")
 
 

@@ -70,6 +70,18 @@ def naive_signum(X, y, steps, batch=1, eta0=0.1, beta=0.99):
     return np.array(traj)
 
 
+def naive_gd(X, y, steps, batch=1, eta0=0.1):
+    A = y[:, None] * X
+    n, d = A.shape
+    w = np.zeros(d)
+    traj = []
+    for t in range(1, steps + 1):
+        idx = [((t - 1) * batch + j) % n for j in range(batch)]
+        w = w - eta0 / math.sqrt(t) * _batch_grad(A, w, idx)
+        traj.append(w.copy())
+    return np.array(traj)
+
+
 def naive_proxy(X, y, steps, eta0=0.1):
     A = y[:, None] * X
     w = np.zeros(A.shape[1])
@@ -234,6 +246,15 @@ def test_log_scaled_signum_equals_naive_signum(gr, batch):
     ref = naive_signum(X, y, T, batch=batch)
     res = M.train(X, y, "signum", T, batch=batch, record_at=range(1, T + 1))
     np.testing.assert_allclose(res["w"], ref, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("batch", [1, 5, 10])
+def test_gd_control_equals_naive_gd(gr, batch):
+    X, y, _ = gr
+    T = 300
+    ref = naive_gd(X, y, T, batch=batch)
+    res = M.train(X, y, "gd", T, batch=batch, record_at=range(1, T + 1))
+    np.testing.assert_allclose(res["w"], ref, rtol=1e-12, atol=1e-14)
 
 
 def test_log_scaled_proxy_equals_naive_proxy(gauss):
@@ -402,3 +423,75 @@ def test_proxy_tracks_fixed_point_on_gauss(gauss):
     fp = M.mahalanobis_fixed_point(X, y)
     w = M.train(X, y, "adam_proxy", 20000, record_at=[20000])["w"][-1]
     assert M.cosine(w, fp["w"]) > 0.99
+
+
+def test_gd_control_is_not_at_the_linf_margin(gr):
+    """The Signum control (C3): GD drifts towards l2, so its r_inf stays well below Signum's."""
+    X, y, _ = gr
+    T = 20000
+    r2, ri = M.l2_max_margin(X, y), M.linf_max_margin(X, y)
+    ratios = {algo: M.margin_ratios(M.train(X, y, algo, T, batch=10, record_at=[T])["w"][-1], X, y, r2["gamma"],
+                                    ri["gamma"])["rinf"] for algo in ("gd", "signum")}
+    assert ratios["signum"] > 0.95 and ratios["gd"] < ratios["signum"] - 0.05
+
+
+# --------------------------------------------------------------------------------------------
+# evaluate step: claim metrics and the controls' metrics
+# --------------------------------------------------------------------------------------------
+
+def _final_table(adam_rinf=(0.75, 0.8, 0.9, 0.99)):
+    """A hand-made final table: one GR set with the batch sweeps of Adam, Signum and GD, one Gauss set."""
+    import pandas as pd
+
+    rows = []
+    for b, (tag, rinf) in enumerate(zip(("inc", "mb2", "mb5", "det"), adam_rinf)):
+        rows.append(dict(dataset="gr0", algorithm=f"{tag}_adam", rinf=rinf, r2=0.98 - 0.02 * b, cos_w2=0.999 - 0.01 * b))
+        rows.append(dict(dataset="gr0", algorithm=f"{tag}_signum", rinf=0.99 + 0.001 * (b % 2), r2=0.9, cos_w2=0.95))
+        rows.append(dict(dataset="gr0", algorithm=f"{tag}_gd", rinf=0.7, r2=0.9 + 0.01 * b, cos_w2=0.99))
+    rows.append(dict(dataset="gr0", algorithm="inc_adam_b99", rinf=0.7, r2=0.98, cos_w2=0.999))
+    for algo, fp, c2, ci in (("adam_proxy", 0.999, 0.9, 0.9), ("inc_adam_b99", 0.995, 0.95, 0.9),
+                             ("inc_adam", 0.99, 0.94, 0.92), ("inc_adam_b9999", 0.97, 0.9, 0.9),
+                             ("det_adam", 0.95, 0.9, 0.995)):
+        rows.append(dict(dataset="gauss0", algorithm=algo, cos_wfp=fp, cos_w2=c2, cos_winf=ci))
+    t = pd.DataFrame(rows)
+    t.insert(1, "family", t["dataset"].str.rstrip("0123456789"))
+    return t
+
+
+def test_measure_trend_and_controls_from_a_hand_made_table():
+    from workflow.core.params import read_yaml
+    from workflow.papers.adam_implicit_bias.evaluate import CLAIMS, CONTROLS, measure, measure_controls
+
+    got = measure(_final_table())
+    assert got["c5_rinf_violations"] == [0] and got["c5_r2_violations"] == [0]
+    assert np.allclose(got["c5_rinf_rise_b10_minus_b1"], [0.24]) and np.allclose(got["c5_rinf_rise_b5_minus_b1"], [0.15])
+    assert got["c3_signum_min_rinf"] == [0.99] and "c5_signum_min_rinf" not in got
+    assert np.allclose(got["c4_fp_lead_inc_adam"], [0.99 - 0.92])
+    ctrl = measure_controls(_final_table())
+    assert set(ctrl) == set(CONTROLS)
+    swapped = ctrl["batch_regime_swapped"]
+    assert swapped["c1_rinf_inc_adam"] == [0.99] and swapped["c2_rinf_det_adam"] == [0.75]
+    assert np.allclose(swapped["c2_rinf_gap_det_minus_inc"], [-0.24])  # not 0: both slots are swapped
+    assert swapped["c4_cos_wfp_proxy"] == [0.95] and swapped["c4_cos_winf_det_adam"] == [0.92]
+    assert ctrl["gd_for_signum"]["c3_signum_min_rinf"] == [0.7]
+    assert np.allclose(ctrl["signum_for_adam"]["c5_rinf_rise_b10_minus_b1"], [0.001])
+    for claim in read_yaml(CLAIMS)["claims"]:  # every control has every metric its claims check
+        if "control" in claim:
+            assert {c["metric"] for c in claim["checks"]} <= set(ctrl[claim["control"]]), claim["id"]
+
+
+def test_a_flat_batch_curve_fails_c5():
+    """The issue-10 fix: Adam whose bias does not move with the batch size meets the violation counts but not C5."""
+    from workflow.core import claims as claims_mod
+    from workflow.core.params import read_yaml
+    from workflow.papers.adam_implicit_bias.evaluate import CLAIMS, measure, measure_controls
+
+    flat = _final_table(adam_rinf=(0.8, 0.8, 0.8, 0.8))
+    spec = read_yaml(CLAIMS)
+    res = {c["id"]: c for c in claims_mod.evaluate(spec, measure(flat), "smoke", measure_controls(flat))["claims"]}
+    c5 = {c["metric"]: c["verdict"] for c in res["C5"]["checks"]}
+    assert c5["c5_rinf_violations"] == "pass" and c5["c5_rinf_rise_b10_minus_b1"] == "fail"
+    assert res["C5"]["verdict"] == "fail"
+    moving = _final_table()
+    res = {c["id"]: c for c in claims_mod.evaluate(spec, measure(moving), "smoke", measure_controls(moving))["claims"]}
+    assert res["C5"]["verdict"] == "pass" and res["C5"]["control"]["verdict"] == "fail"

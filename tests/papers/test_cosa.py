@@ -3,6 +3,7 @@
 import hashlib
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -170,7 +171,7 @@ def test_leakage_mask_future_bit_identical(tiny, method, extra):
 def test_leakage_check_detects_a_leaky_mask(tiny, monkeypatch):
     """Negative control: if the partial step read unobserved GT, the masked run must show it."""
     z, sp, base, L, H = tiny["z"], tiny["split"], tiny["base"], tiny["L"], tiny["H"]
-    monkeypatch.setattr(S, "partial_mask", lambda b, h: torch.ones(b, h, dtype=torch.bool))
+    monkeypatch.setattr(S, "partial_mask", lambda b, h, lookahead=0: torch.ones(b, h, dtype=torch.bool))
     rm = M.run_stream(base, z, sp["test"], L, H, "cosa", mask_future=True, lr=3e-3, return_predictions=True)
     assert not np.all(np.isfinite(rm["losses"]))
 
@@ -216,3 +217,66 @@ def test_select_hparams_uses_validation_grid(tiny):
     assert direct["mse"] == res["val_mse"]                      # deterministic given the seed
     none = M.select_hparams(base, z, sp["val"], L, H, "no_tta")
     assert none["lr"] is None and len(none["grid"]) == 1
+
+
+# ------------------------------------------------------------------------------- negative controls (issue 10)
+def test_partial_mask_lookahead_reads_one_unobserved_step():
+    assert M.partial_mask(4, 3, lookahead=1).tolist() == [[True, True, True], [True, True, True],
+                                                          [True, True, False], [True, False, False]]
+    assert M.partial_mask(4, 3, lookahead=0).sum() == 3 + 2 + 1
+
+
+def test_stale_gt_control_learns_only_from_training_windows():
+    """Ramp x_t = t/100: every context value of the stale control is a GT mean of a window inside the pool
+    (0, 20) (< 0.2), while COSA's own contexts come from the stream (> s/100); masking the future changes nothing."""
+    s, L, H, B, K = 30, 4, 6, 4, 3
+    x = (np.arange(80, dtype=np.float64) / 100.0)[:, None]
+    base = M.make_base("dlinear", L, H, 1)
+    kw = dict(context_size=K, batch_size=B, lr=1e-3, steps=1, stale_pool=(0, 20), return_predictions=True)
+    own = M.run_stream(base, x, (s, 70), L, H, "cosa", **kw)
+    stale = M.run_stream(base, x, (s, 70), L, H, "cosa_stale_gt", **kw)
+    filled = [c for c in stale["context"] if any(c)]
+    assert filled and all(0.0 < v < 0.2 for c in filled for v in c)
+    assert all(v > s / 100 for c in own["context"] if any(c) for v in c)
+    masked = M.run_stream(base, x, (s, 70), L, H, "cosa_stale_gt", mask_future=True, **kw)
+    assert np.array_equal(masked["predictions"], stale["predictions"])
+    with pytest.raises(ValueError, match="stale_pool"):
+        M.run_stream(base, x, (s, 70), L, H, "cosa_stale_gt", batch_size=B)
+
+
+def test_leak_check_passes_cosa_and_flags_the_one_step_leak(tiny):
+    from workflow.papers.cosa import tta
+
+    z, sp, base, L, H = tiny["z"], tiny["split"], tiny["base"], tiny["L"], tiny["H"]
+    common = dict(context_size=5, l2_reg=1e-4, seed=0, stale_pool=sp["train"])
+    ok = tta.leak_check(base, z, sp["test"], L, H, "cosa", {"lr": 3e-3, "steps": 3}, common)
+    leaky = tta.leak_check(base, z, sp["test"], L, H, "cosa_leak_one_step", {"lr": 3e-3, "steps": 3}, common)
+    assert ok == {"max_abs_pred_change": 0.0, "nonfinite_preds": 0.0, "base_changed": 0.0}
+    assert leaky["nonfinite_preds"] > 0 and leaky["base_changed"] == 0.0
+
+
+def test_measure_puts_a_control_in_cosas_place():
+    """Two ett_like seeds x two horizons x one base; K3's unit is (base, seed); the control's metrics come from its rows."""
+    from pathlib import Path
+
+    from workflow.papers.cosa import evaluate as E
+
+    assert E.cell_of(Path("results/cosa/tta/ett_like/mlp_H192_s2.json")) == {"dataset": "ett_like", "base": "mlp", "H": 192, "seed": 2}
+    rows = []
+    for seed in (0, 1):
+        for h, gain in ((96, 0.1), (336, 0.3)):
+            for method, mse in (("no_tta", 1.0), ("cosa", 1.0 - gain), ("tafas_lite", 0.8), ("cosa_stale_gt", 1.1)):
+                rows.append({"dataset": "ett_like", "base": "dlinear", "H": h, "seed": seed, "method": method,
+                             "mse": mse, "rel_impr": 1.0 - mse, "seconds_per_window": 1.0,
+                             "leak_max_abs_pred_change": 0.0 if method == "cosa" else np.nan,
+                             "leak_nonfinite_preds": 0.0 if method == "cosa" else np.nan,
+                             "leak_base_changed": 0.0 if method == "cosa" else np.nan})
+    t = pd.DataFrame(rows)
+    m, c = E.measure(t), E.measure(t, "cosa_stale_gt")
+    assert m["k1_rel_impr_ett_like"] == pytest.approx([0.1, 0.1, 0.3, 0.3])  # cells sorted by (H, seed)
+    assert m["k3_long_minus_short_ett_like"] == pytest.approx([0.2, 0.2])
+    assert m["k2_cosa_beats_tafas"] == [0.0, 0.0, 1.0, 1.0]
+    assert m["k4_nonfinite_preds_when_future_masked"] == [0.0] * 4
+    assert c["k1_rel_impr_ett_like"] == pytest.approx([-0.1] * 4) and c["k3_long_minus_short_ett_like"] == pytest.approx([0.0, 0.0])
+    assert "k4_base_changed" not in c  # the stale control was not leak-checked: a claim naming it would be an error
+    assert E.measure(t, "cosa_leak_one_step") == {}

@@ -3,6 +3,7 @@
 import itertools
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -332,3 +333,136 @@ def test_evaluate_cell_names():
     assert cell_of(Path("x/compas_s0.json")) == {"dataset": "compas", "seed": 0}
     with pytest.raises(ValueError, match="expected"):
         cell_of(Path("x/compas.json"))
+
+
+# ------------------------------------------------ issue 10: selection on validation, controls, no silent misses
+def test_vanilla_init_and_caps_are_chosen_on_validation():
+    from workflow.papers.fairness_pareto.train_base import best_on_validation, pick_cap
+    assert best_on_validation([0.84, 0.86, 0.86, 0.85]) == 1            # ties go to the first init
+    # the group-only model is better on validation: its test accuracy raises the cap ...
+    assert pick_cap({"val": 0.80, "test": 0.81}, {"val": 0.82, "test": 0.84}) == (0.84, "group_only")
+    # ... but never below the vanilla model's own (z_b stays in K)
+    assert pick_cap({"val": 0.80, "test": 0.83}, {"val": 0.82, "test": 0.79}) == (0.83, "group_only")
+    # worse (or tied) on validation: the vanilla model's cap, even if the group-only model is better on test
+    assert pick_cap({"val": 0.82, "test": 0.80}, {"val": 0.82, "test": 0.95}) == (0.80, "vanilla")
+
+
+def test_acc_at_level_mixes_with_the_constant_predictor():
+    c = 0.76
+    # a point under the level counts as is; one above is mixed down to the level: c + (a - c) * level / e
+    assert M.acc_at_level([0.80], [0.02], 0.03, c) == pytest.approx(0.80)
+    assert M.acc_at_level([0.85], [0.06], 0.03, c) == pytest.approx(c + 0.09 * 0.5)
+    assert M.acc_at_level([0.80, 0.85], [0.02, 0.06], 0.03, c) == pytest.approx(0.805)
+    # continuous across the level: just above and just below differ by float noise only (issue 12)
+    above = M.acc_at_level([0.85], [0.03 + 1e-12], 0.03, c)
+    below = M.acc_at_level([0.85], [0.03 - 1e-12], 0.03, c)
+    assert abs(above - below) < 1e-9
+    # no point (or only worse ones): the constant predictor, which every method can fall back to
+    assert M.acc_at_level([], [], 0.03, c) == c and M.acc_at_level([0.5], [0.0], 0.03, c) == c
+
+
+def test_mixing_with_a_constant_predictor_scales_eod_and_moves_accuracy_linearly():
+    """The identity acc_at_level rests on, checked on counts: randomise a classifier with the majority constant."""
+    rng = np.random.default_rng(7)
+    n = 4000
+    g = rng.integers(0, 2, n); y = (rng.random(n) < np.where(g == 1, 0.4, 0.2)).astype(int)
+    yhat = ((y + rng.normal(0, 0.7, n) + 0.3 * g) > 0.6).astype(int)
+    w = 0.4
+    mixed = w * yhat + (1 - w) * 0.0                      # probabilistic prediction: constant 0 is the majority
+    m, mm = M.fairness_metrics(y, yhat, g), M.fairness_metrics(y, mixed, g)
+    const = 1 - y.mean()
+    assert mm["eod"] == pytest.approx(w * m["eod"], abs=1e-12)
+    assert mm["acc"] == pytest.approx(const + w * (m["acc"] - const), abs=1e-12)
+
+
+def test_shared_bias_control_ties_the_biases():
+    rng = np.random.default_rng(8)
+    n = 500
+    g = rng.integers(0, 2, n); y = (rng.random(n) < np.where(g == 1, 0.6, 0.3)).astype(int)
+    H = np.c_[y + rng.normal(0, 1, n) + 0.8 * g, rng.normal(0, 1, n)]
+    shared = M.retrain_head_group_bias(H, y, g, lam=3.0, epochs=100, lr=0.05, group_bias=False)
+    own = M.retrain_head_group_bias(H, y, g, lam=3.0, epochs=100, lr=0.05)
+    assert shared["b0"] == shared["b1"] and own["b0"] != own["b1"]
+
+
+def test_lemma2_control_is_caught_by_the_check():
+    for a0, a1, b in [(0.109, 0.300, 0.667), (0.15, 0.61, 0.67)]:
+        right = M.lemma2_accuracy(a0, a1, b)
+        wrong = M.lemma2_accuracy(a0, a1, b, with_eod=False)
+        assert abs(right["acc"] - right["const_acc"]) <= 1e-6 < wrong["acc"] - wrong["const_acc"]
+
+
+def test_shuffled_group_control_removes_the_group_gap():
+    from workflow.papers.fairness_pareto.frontiers import shuffled_group_cell
+    rng = np.random.default_rng(9)
+    n = 6000
+    g = rng.integers(0, 2, n); y = (rng.random(n) < np.where(g == 1, 0.6, 0.15)).astype(int)
+    logit = 2 * y - 1 + rng.normal(0, 0.8, n) + 0.5 * g
+    s, gs = shuffled_group_cell(logit, y, g, seed=0)
+    assert np.array_equal(np.sort(gs), np.sort(g)) and not np.array_equal(gs, g)
+    assert abs(s["alpha0"] - s["alpha1"]) < 0.05 < abs(y[g == 0].mean() - y[g == 1].mean())
+    Mx = M.fairness_matrices(s["alpha0"], s["alpha1"], s["beta"])
+    z = np.asarray(s["z_b"])
+    assert [Mx["A_c0"] @ z, Mx["A_c1"] @ z] == pytest.approx(s["caps"])      # own caps: z_b in K
+    assert s == shuffled_group_cell(logit, y, g, seed=0)[0]                   # seeded
+
+
+def _fake_cells(datasets, seeds, rng):
+    from workflow.papers.fairness_pareto import evaluate as E
+    cols = {c for _, c in E.METRICS.values()}
+    rows = []
+    for ds in datasets:
+        for seed in seeds:
+            row = {"dataset": ds, "seed": seed} | {c: float(rng.normal()) for c in cols}
+            ctrl = {"shuffled_group": ["min_gap_fact_eod", "min_gap_factgstar_eod", "max_gap_fact_eod_eps01",
+                                       "max_gap_factgstar_eod_eps01", "eod_rise_0_to_03", "dp_rise_0_to_03",
+                                       "dp_drop_matches_condition"],
+                    "fact_frontier": ["max_excess_over_ours_eod", "max_excess_over_ours_dp", "points_above_fact"],
+                    "shared_bias": ["ours_minus_eqodds", "ours_minus_gstar"],
+                    "lemma2_without_eod": ["abs_gap_to_constant"]}
+            row |= {f"{name}{E.SEP}{c}": float(rng.normal()) for name, cs in ctrl.items() for c in cs}
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+
+@pytest.mark.parametrize("profile, datasets", [("default", ["adult", "adult_married", "compas"]), ("smoke", ["compas"])])
+def test_every_claim_metric_is_measured_for_the_claim_and_its_control(profile, datasets):
+    """No silent misses: the real claims.yaml is judged on evaluate's metric names, for every claim and control."""
+    from workflow.core import claims as C
+    from workflow.papers.fairness_pareto import evaluate as E
+    cells = _fake_cells(datasets, range(5), np.random.default_rng(10))
+    controls = {name: E.measure(E.as_control(cells, name)) for name in E.CONTROLS}
+    out = C.evaluate(C.load(E.CLAIMS), E.measure(cells), profile, controls)
+    judged = [c for c in out["claims"] if c["kind"] == "reproduction"]
+    assert judged and all("control" in c and "name" in c["control"] for c in judged)
+
+
+def test_a_control_without_its_values_is_an_error():
+    from workflow.core import claims as C
+    from workflow.papers.fairness_pareto import evaluate as E
+    cells = _fake_cells(["adult", "adult_married", "compas"], range(3), np.random.default_rng(11))
+    controls = {name: E.measure(E.as_control(cells, name)) for name in E.CONTROLS}
+    controls["shared_bias"].pop("c4_ours_minus_eqodds_adult")
+    with pytest.raises(C.ClaimsError, match="control shared_bias"):
+        C.evaluate(C.load(E.CLAIMS), E.measure(cells), "default", controls)
+
+
+def test_control_values_come_from_the_same_functions():
+    """fact_frontier: C2's metric with FACT's accuracy in place of ours; shared_bias: C4's with the control in place."""
+    from workflow.papers.fairness_pareto import evaluate as E
+    pts = pd.DataFrame({"method": ["eqodds", "ours_eod", "ours_shared_eod", "gstar_eod", "dfr"],
+                        "acc": [0.83, 0.84, 0.80, 0.78, 0.85], "eod": [0.01, 0.02, 0.06, 0.0, 0.2],
+                        "ours_at_eod": [0.86] * 5, "ours_at_dp": [0.86] * 5, "fact_at_eod": [0.82] * 5,
+                        "fact_at_dp": [0.84] * 5, "factgstar_at_eod": [0.85] * 5, "factgstar_at_dp": [0.85] * 5})
+    summ = {"const_acc": 0.76, "lemma2_acc": 0.76, "lemma2_acc_without_eod": 0.8,
+            "shuffled_group": {"dp_drop_condition": False}}
+    fr = pd.DataFrame([{"frontier": f, "notion": n, "eps": e, "acc": 0.8}
+                       for f in ("ours", "fact", "factgstar") for n in ("eod", "dp") for e in (0.0, 0.1, 0.3, 1.0)])
+    out = E.control_metrics(fr, pts, summ)
+    assert out["fact_frontier__max_excess_over_ours_eod"] == pytest.approx(0.85 - 0.82)
+    assert E.point_metrics(pts)["max_excess_over_ours_eod"] == pytest.approx(0.85 - 0.86)
+    assert out["shared_bias__ours_minus_eqodds"] == pytest.approx(0.76 + 0.04 * 0.5 - 0.83)
+    assert E.method_metrics(pts, 0.76)["ours_minus_eqodds"] == pytest.approx(0.84 - 0.83)
+    assert out["lemma2_without_eod__abs_gap_to_constant"] == pytest.approx(0.04)
+    assert out["shuffled_group__dp_drop_matches_condition"] == 1.0 and out["shuffled_group__eod_rise_0_to_03"] == 0.0

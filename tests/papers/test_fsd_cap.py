@@ -181,8 +181,66 @@ def test_per_class_split():
     assert len(s["train"]) == 20 and np.all(np.bincount(y[s["train"]]) == 5)
     assert len(s["train"]) + len(s["val"]) == 150 and len(s["test"]) == 50
     assert not set(s["train"]) & set(s["val"]) and not set(s["val"]) & set(s["test"])
+    # the validation nodes split into the part the imputer may read labels of and the part that selects models
+    assert len(s["val_cap"]) == 65 and len(s["val_sel"]) == 65 and not set(s["val_cap"]) & set(s["val_sel"])
+    assert np.array_equal(np.union1d(s["val_cap"], s["val_sel"]), s["val"])
+    other = M.per_class_split(y, 150, 5, 0, cap_val_frac=0.2)  # the official part of the split does not move
+    assert all(np.array_equal(s[k], other[k]) for k in ("train", "val", "test")) and len(other["val_cap"]) == 26
     with pytest.raises(ValueError, match="dev"):
         M.per_class_split(y, 500, 5, 0)
+    with pytest.raises(ValueError, match="cap_val_frac"):
+        M.per_class_split(y, 150, 5, 0, cap_val_frac=0.001)
+
+
+# ------------------------------------------------------------------ FSD-CAP variants, label protocol, controls
+IMP = dict(iterations=10, gamma=1.0, lam=0.1, fp_iterations=10, pcfi_alpha=0.9, temperature=10.0)
+GNN = dict(hidden=8, layers=2, dropout=0.5, lr=0.01, weight_decay=5e-4, epochs=20, patience=10)
+
+
+def small_graph():
+    e, x, y = M.csbm(240, 3, 6, 0.8, 30, 6, 0.3, 2.5, 0.05, seed=1)
+    a, x, y = M.keep_largest_component(G.adjacency(e, 240), x, y)
+    return a, x, y, M.per_class_split(y, 160, 8, 0), M.missing_mask(x.shape, "uniform", 0.9, 0)
+
+
+def test_variants_share_stage1_and_the_pre_gnn():
+    a, x, y, split, mask = small_graph()
+    names = ["fsd_cap", "stage1_only", "cap_no_classes", "fsd_cap_official", "cap_train_labels_only"]
+    feats, seconds = M.fsd_family(names, a, x, mask, y, split, "uniform", IMP, GNN, 0)
+    assert np.array_equal(feats["stage1_only"], M.fsd_stage1(a, x, mask, 10, 1.0, 0.1, "uniform"))
+    for n in names:
+        assert np.array_equal(feats[n][mask], x[mask]) and seconds[n] > 0  # observed entries are kept
+    assert seconds["fsd_cap"] > seconds["stage1_only"]  # a CAP variant is charged its share of the pre-GNN
+    # the control: one prototype (the mean of z), the same confidences as FSD-CAP's own pre-GNN
+    z, pre = feats["stage1_only"], M.pre_gnn(a, feats["stage1_only"], y, split, GNN, 0)
+    c = M.softmax_confidence(pre["last_logits"], 10.0)[:, None]
+    assert np.allclose(feats["cap_no_classes"], np.where(mask, x, c * z + (1 - c) * z.mean(0)))
+    assert not np.allclose(feats["cap_no_classes"], feats["fsd_cap"])
+
+
+def test_the_imputer_never_reads_the_selection_nodes_labels_and_the_official_protocol_does():
+    a, x, y, split, mask = small_graph()
+    y2 = y.copy()
+    y2[split["val_sel"]] = (y[split["val_sel"]] + 1) % 3  # other labels on the selection nodes only
+    names = ["fsd_cap", "cap_no_classes", "cap_train_labels_only", "fsd_cap_official"]
+    f1, _ = M.fsd_family(names, a, x, mask, y, split, "uniform", IMP, GNN, 0)
+    f2, _ = M.fsd_family(names, a, x, mask, y2, split, "uniform", IMP, GNN, 0)
+    for n in names[:3]:
+        assert np.array_equal(f1[n], f2[n]), n
+    assert not np.allclose(f1["fsd_cap_official"], f2["fsd_cap_official"])  # the leak the S1 check must catch
+    y3 = y.copy()
+    y3[split["val_cap"]] = (y[split["val_cap"]] + 1) % 3  # CAP does read the labels of its own validation half
+    f3, _ = M.fsd_family(["fsd_cap", "cap_train_labels_only"], a, x, mask, y3, split, "uniform", IMP, GNN, 0)
+    assert not np.allclose(f1["fsd_cap"], f3["fsd_cap"])
+
+
+def test_impute_all_runs_baselines_and_variants_by_name():
+    a, x, y, split, mask = small_graph()
+    feats, _ = M.impute_all(["fp", "full", "fsd_cap"], a, x, mask, y, split, "uniform", IMP, GNN, 0)
+    assert list(feats) == ["fp", "full", "fsd_cap"] and feats["full"] is x
+    assert np.allclose(feats["fp"], M.feature_propagation(a, x, mask, 10))
+    with pytest.raises(ValueError, match="unknown"):
+        M.impute_all(["fp", "magic"], a, x, mask, y, split, "uniform", IMP, GNN, 0)
 
 
 def test_csbm_homophily_and_determinism():
@@ -222,3 +280,37 @@ def test_split_edges_is_a_partition_with_true_non_edges():
     dense = a.toarray()
     assert all(dense[i, j] == 0 for i, j in np.vstack([s["val_neg"], s["test_neg"]]))
     assert s["a_train"].nnz == 2 * len(s["train"])
+
+
+# ------------------------------------------------------------------ jobs and claim metrics
+def test_planned_methods_per_seed():
+    from workflow.papers.fsd_cap.run import planned_methods, settings
+
+    plan = {"core": {"methods": ["full", "fp", "fsd_cap"], "seeds": [0, 1, 2]},
+            "table": {"methods": ["zero", "fp"], "seeds": [0]}}
+    assert planned_methods(plan, 0) == ["full", "fp", "fsd_cap", "zero"] and planned_methods(plan, 2) == ["full", "fp", "fsd_cap"]
+    assert planned_methods(plan, 7) == []
+    assert settings(["full", "fp"], ["structural", "uniform"], 0.995, [("structural", 0.5, ["fp"])]) == [
+        ("none", 0.0, ["full"]), ("structural", 0.995, ["fp"]), ("uniform", 0.995, ["fp"]), ("structural", 0.5, ["fp"])]
+
+
+def test_control_metrics_come_from_the_same_function():
+    import pandas as pd
+
+    from workflow.papers.fsd_cap.evaluate import measure
+
+    rows = []
+    for seed in (0, 1):
+        rows.append(dict(dataset="csbm", method="full", seed=seed, task="node", mask="none", rate=0.0, test_acc=0.8, val_acc=0.8))
+        for m, acc, val in (("fp", 0.6, 0.62), ("pcfi_lite", 0.61, 0.6), ("stage1_only", 0.58, 0.6),
+                            ("fsd_cap", 0.7, 0.72), ("cap_no_classes", 0.5, 0.5), ("fsd_cap_official", 0.72, 0.95)):
+            rows.append(dict(dataset="csbm", method=m, seed=seed, task="node", mask="structural", rate=0.995,
+                             test_acc=acc + 0.01 * seed, val_acc=val))
+    t = pd.DataFrame(rows)
+    m, ctl = measure(t, 0.995), measure(t, 0.995, "cap_no_classes")
+    assert np.allclose(m["k1_gain_vs_fp_csbm"], 0.1) and np.allclose(m["k4_cap_gain_csbm"], 0.12)
+    assert np.allclose(m["k2_gap_to_full_csbm"], [-0.1, -0.09])
+    assert np.allclose(ctl["k1_gain_vs_fp_csbm"], -0.1) and np.allclose(ctl["k4_cap_gain_csbm"], -0.08)
+    assert np.allclose(m["s1_val_minus_test_csbm"], [0.02, 0.01])
+    assert np.allclose(measure(t, 0.995, "fsd_cap_official")["s1_val_minus_test_csbm"], [0.23, 0.22])
+    assert "k1_gain_vs_fp_mfeat" not in m  # nothing ran there: absent, so the claims engine reports it missing

@@ -400,43 +400,51 @@ def test_sliding_window_forgets_expired_and_is_exact_at_full_rate():
 # ----------------------------------------------------------------------------------- evaluate step (claims)
 
 def _table_rows():
-    """A hand-made sparsify_eval table: families G (r = 2) and H3 (r = 3), one seed, m_small = 4, m_large = 32."""
+    """A hand-made sparsify_eval table: families G (r = 2) and H3 (r = 3), one seed, m_small = 4, m_large = 32,
+    with every method a claim or a control reads."""
     import pandas as pd
 
     rows = []
     for fam, r in (("G", 2), ("H3", 3)):
         for m in (4, 32):
             big = m == 32
-            base = dict(family=fam, seed=0, r=r, m=m, n_bridges=6, min_cut_ratio=1.0)
-            rows.append(base | dict(order="random", method="store-all", rep=0, stored=m, peak_stored=m, frac_stored=1.0,
-                                    peak_frac=1.0, eps_hat=0.0, eps_exact=0.0 if r == 2 else np.nan, time_s=0.0))
-            rows.append(base | dict(order="random", method="online-exact", rep=0, stored=4 if big else 2, peak_stored=4 if big else 2,
-                                    frac_stored=(4 if big else 2) / m, peak_frac=(4 if big else 2) / m, eps_hat=0.2,
-                                    eps_exact=0.3 if r == 2 else np.nan, time_s=0.064))
+            base = dict(family=fam, seed=0, r=r, m=m, n_bridges=6, min_cut_ratio=1.0, rep=0, order="random")
+
+            def put(method, stored, eps, peak=None, order="random", **more):
+                peak = stored if peak is None else peak
+                rows.append(base | dict(method=method, order=order, stored=stored, peak_stored=peak, frac_stored=stored / m,
+                                        peak_frac=peak / m, eps_hat=eps, eps_exact=eps + 0.05 if r == 2 else np.nan,
+                                        time_s=0.0) | more)
+
+            put("store-all", m, 0.0)
+            put("online-exact", 4 if big else 2, 0.2, time_s=0.064)
+            put("online-sketch", 4 if big else 2, 0.22)
+            put("offline-is", 1, 0.3)  # flat in m: C2's control
+            put("mr-only", 8 if big else 2, 0.1, peak=8 if big else 2)  # grows 4x: C2m's control
             for order in ("random", "bridges_last") if big else ("random",):
-                rows.append(base | dict(order=order, method="stream", rep=0, stored=3, peak_stored=3 if big else 2,
-                                        frac_stored=3 / m, peak_frac=(3 if big else 2) / m, eps_hat=0.25,
-                                        eps_exact=0.28 if r == 2 else np.nan, min_cut_ratio=1.1, time_s=0.032,
-                                        bridges_kept=6))
+                put("stream", 3, 0.25, peak=3 if big else 2, order=order, min_cut_ratio=1.1, time_s=0.032, bridges_kept=6)
+                put("online-shuffled", 4, 0.9, order=order, min_cut_ratio=2.0)
                 for rep, e in enumerate((0.5, 1.0, 2.0)):  # uniform: median over reservoir seeds = 1.0
-                    rows.append(base | dict(order=order, method="uniform", rep=rep, stored=3, peak_stored=3, frac_stored=3 / m,
-                                            peak_frac=3 / m, eps_hat=e, eps_exact=np.nan, min_cut_ratio=0.5, time_s=0.0,
-                                            bridges_kept=rep))
+                    put("uniform", 3, e, order=order, rep=rep, min_cut_ratio=0.5, bridges_kept=rep)
+                    put("uniform-online", 4, e + 0.5, order=order, rep=rep, min_cut_ratio=0.0)
     return pd.DataFrame(rows)
 
 
-def test_measure_units_and_values_from_a_hand_made_table():
+def _sliding_rows():
     import pandas as pd
 
+    return pd.DataFrame([dict(family=f, seed=0, r=r, T=t, eps_hat=e, eps_hat_uniform=3 * e, stored_frac_window=s)
+                         for f, r in (("G", 2), ("H3", 3)) for t, e, s in ((10, 0.1, 0.4), (20, 0.25, 0.3))])
+
+
+def test_measure_units_and_values_from_a_hand_made_table():
     from workflow.papers.hypergraph_sparsify.evaluate import measure
 
-    sliding = pd.DataFrame([dict(family=f, seed=0, r=r, T=t, eps_hat=e, stored_frac_window=s)
-                            for f, r in (("G", 2), ("H3", 3)) for t, e, s in ((10, 0.1, 0.4), (20, 0.25, 0.3))])
-    got = measure(_table_rows(), sliding, m_small=4, m_large=32)
+    got = measure(_table_rows(), _sliding_rows(), m_small=4, m_large=32)
     # C1 only on hypergraphs (H3), C1g only on graphs (G): one unit each
     assert got["c1_eps_hat_online_exact"] == [0.2] and got["c1_frac_online_exact"] == [4 / 32]
     assert got["c1_eps_hat_stream"] == [0.25] and got["c1_peak_frac_stream"] == [3 / 32]
-    assert got["c1g_eps_exact_online_exact"] == [0.3] and got["c1g_eps_exact_stream"] == [0.28]
+    assert got["c1g_eps_exact_online_exact"] == [0.25] and got["c1g_eps_exact_stream"] == [0.3]
     # C2: one unit per (family, seed); stream's ratio is of PEAK memory
     assert got["c2_ratio_store_all"] == [8.0, 8.0]
     assert got["c2_ratio_online_exact"] == [2.0, 2.0]
@@ -452,19 +460,99 @@ def test_measure_units_and_values_from_a_hand_made_table():
     assert got["c5_sliding_eps_hat_max"] == [0.25] and got["c5_sliding_stored_frac_max"] == [0.4]
 
 
-def test_measure_leaves_out_what_was_not_run():
-    import pandas as pd
-
-    from workflow.core import claims as claims_mod
-    from workflow.core.params import read_yaml
-    from workflow.papers.hypergraph_sparsify.evaluate import CLAIMS, measure
+def test_stand_in_puts_the_control_in_the_methods_place():
+    from workflow.papers.hypergraph_sparsify.evaluate import stand_in
 
     t = _table_rows()
-    t = t[(t.method != "uniform") & ~((t.family == "H3") & (t.m == 4))]  # no uniform baseline; H3 lacks m_small
-    got = measure(t, pd.DataFrame(columns=["family", "seed", "r", "T", "eps_hat", "stored_frac_window"]), 4, 32)
-    assert "c3_uniform_over_stream_random" not in got and "c5_sliding_eps_hat_max" not in got
-    assert got["c2_ratio_store_all"] == [8.0]  # only G has both m
-    res = claims_mod.evaluate(read_yaml(CLAIMS), got, "default")
-    verdicts = {c["id"]: c["verdict"] for c in res["claims"]}
-    assert verdicts["C3"] == verdicts["C5"] == "inconclusive"  # not measured is never a pass
-    assert verdicts["C2"] == "inconclusive"  # 1 unit < 6
+    got = stand_in(t, {"online-exact": "uniform-online", "stream": "uniform"})
+    assert not got.method.isin(["uniform", "uniform-online"]).any()
+    assert (got.method == "online-exact").sum() == (t.method == "uniform-online").sum()
+    assert (got.method == "stream").sum() == (t.method == "uniform").sum()
+    assert (got.method == "store-all").sum() == (t.method == "store-all").sum()  # the rest is untouched
+    assert len(t) == len(stand_in(t, {})) and (t.method == "stream").sum() == 6
+
+
+def test_controls_are_judged_on_the_same_metrics():
+    from workflow.core import claims as claims_mod
+    from workflow.core.params import read_yaml
+    from workflow.papers.hypergraph_sparsify.evaluate import CLAIMS, CONTROLS, measure, measure_controls
+
+    t, sl = _table_rows(), _sliding_rows()
+    ctrl = measure_controls(t, sl, 4, 32)
+    assert set(ctrl) == set(CONTROLS)
+    u = ctrl["uniform_equal_memory"]
+    assert u["c1_eps_hat_online_exact"] == [1.5] and u["c1_frac_online_exact"] == [4 / 32]  # uniform-online, median
+    assert u["c1_eps_hat_stream"] == [1.0] and u["c4_mincut_dev_stream"] == [0.5, 0.5]
+    assert u["c5_sliding_eps_hat_max"] == [0.75]  # the uniform sample of each window
+    assert ctrl["offline_sampler"]["c2_ratio_online_exact"] == [1.0, 1.0]
+    assert ctrl["no_pre_thinning"]["c2_peak_ratio_stream"] == [4.0, 4.0]
+    assert np.allclose(ctrl["shuffled_importance"]["c3_uniform_over_stream_random"], [1 / 0.9] * 2)
+    spec = read_yaml(CLAIMS)
+    for claim in spec["claims"]:  # every control has every metric its claims check
+        if "control" in claim:
+            assert {c["metric"] for c in claim["checks"]} <= set(ctrl[claim["control"]]), claim["id"]
+    res = claims_mod.evaluate(spec, measure(t, sl, 4, 32), "smoke", controls=ctrl)
+    by_id = {c["id"]: c for c in res["claims"]}
+    assert by_id["C3"]["verdict"] == "pass" and by_id["C3"]["control"]["verdict"] == "fail"
+    assert by_id["C3"]["uncontrolled"] is False
+    assert by_id["C1"]["control"]["verdict"] == "fail" and by_id["C2m"]["control"]["verdict"] == "fail"
+
+
+def test_a_missing_metric_is_an_error_and_too_few_units_inconclusive():
+    from workflow.core import claims as claims_mod
+    from workflow.core.params import read_yaml
+    from workflow.papers.hypergraph_sparsify.evaluate import CLAIMS, measure, measure_controls
+
+    t, sl = _table_rows(), _sliding_rows()
+    spec = read_yaml(CLAIMS)
+    res = claims_mod.evaluate(spec, measure(t, sl, 4, 32), "default", controls=measure_controls(t, sl, 4, 32))
+    assert {c["id"]: c["verdict"] for c in res["claims"]}["C2"] == "inconclusive"  # 2 units < 12: never a pass
+    no_uniform = t[t.method != "uniform"]
+    with pytest.raises(claims_mod.ClaimsError, match="c3_uniform_over_stream_random"):
+        claims_mod.evaluate(spec, measure(no_uniform, sl, 4, 32), "default", controls=measure_controls(no_uniform, sl, 4, 32))
+
+
+def test_method_order_puts_uniform_baselines_after_their_budget_source():
+    from workflow.papers.hypergraph_sparsify.sparsify_eval import method_order
+
+    assert method_order(["uniform-online", "uniform", "stream", "online-exact", "online-shuffled"]) == [
+        "stream", "online-exact", "online-shuffled", "uniform-online", "uniform"]
+    with pytest.raises(ValueError, match="online-exact"):
+        method_order(["stream", "uniform-online"])
+
+
+# ------------------------------------------------------------------------------------------- controls
+
+def test_merge_block_size_is_the_rule_and_stream_uses_it():
+    assert M.merge_block_size(60, 40) == 2340 and M.merge_block_size(2.5, 11) == 25
+    H = M.planted_hypergraph_stream(n=16, m=1500, r=3, seed=6)
+    out = M.run_method("mr-only", H, seed=0, rho_reduce=10)
+    assert out["block"] == 150 and out["reductions"] >= 1500 // 150  # every block of 150 arrivals is reduced
+    assert M.run_method("mr-only", H, seed=0, rho_reduce=10, block=700)["block"] == 700
+
+
+def test_shuffled_importance_keeps_the_probabilities_but_not_their_owners():
+    rng = np.random.default_rng(0)
+    p = np.minimum(1.0, rng.exponential(0.1, size=4000))
+    w = rng.uniform(1, 10, size=4000)
+    out = M.shuffled_importance_sample(p, w, seed=1)
+    assert np.array_equal(np.sort(out["q"]), np.sort(p)) and not np.array_equal(out["q"], p)
+    assert np.allclose(out["weight"], w[out["idx"]] / out["q"][out["idx"]])
+    assert abs(out["idx"].size - p.sum()) < 5 * math.sqrt(p.sum())  # the same expected memory
+    assert out["log_stored"][-1] == out["idx"].size and np.all(np.diff(out["log_stored"]) >= 0)
+    H = M.planted_hypergraph_stream(n=20, m=3000, r=3, seed=0, order="bridges_last")
+    exact = M.run_method("online-exact", H, seed=0, rho=10)
+    shuffled = M.run_method("online-shuffled", H, seed=0, rho=10)
+    assert exact["bridges_kept"] == 6 and shuffled["bridges_kept"] < 6  # bridges lose their p = 1
+    assert abs(shuffled["stored"] - exact["stored"]) < 0.1 * exact["stored"]
+
+
+def test_sliding_control_is_a_uniform_window_sample_of_equal_size():
+    H = M.planted_hypergraph_stream(n=16, m=1500, r=3, seed=7)
+    thin = M.sliding_window_sparsify(H["verts"], H["weights"], 16, 400, rho=5, seed=0,
+                                     query_times=np.array([400, 1500]), recompute_every=100)
+    a = M.evaluate_sliding(H, thin, seed=3, ascent_steps=0, control_seed=1, n_gauss=20, n_unions=10, n_eig=5)
+    b = M.evaluate_sliding(H, thin, seed=3, ascent_steps=0, control_seed=2, n_gauss=20, n_unions=10, n_eig=5)
+    assert np.array_equal(a["eps_hat"], b["eps_hat"])  # the method's scores do not depend on the control's draws
+    assert a["eps_hat_uniform"].shape == (2,) and not np.array_equal(a["eps_hat_uniform"], b["eps_hat_uniform"])
+    assert (a["eps_hat_uniform"] > a["eps_hat"]).all()  # the planted bridges: uniform loses or over-weights them

@@ -135,9 +135,11 @@ def test_aalpy_classic_lstar_and_lstar_nsp_agree(name):
     nsp_aalpy = M.run_exact(name, seed=0, backend="aalpy")
     teacher = M.DFATeacher(target, **M.LANGUAGES[name]["sampler"])
     classic = M.run_classic(teacher, name, seed=0)
-    a, b, c = (DFA.from_dict(r["dfa"]) for r in (nsp, nsp_aalpy, classic))
-    assert classic["converged"] and M.equivalent(a, c) and M.equivalent(a, b) and M.equivalent(a, target)
-    assert a.n_states == b.n_states == c.n_states == target.n_states
+    classic_aalpy = M.run_classic(teacher, name, seed=0, backend="aalpy")
+    a, b, c, d = (DFA.from_dict(r["dfa"]) for r in (nsp, nsp_aalpy, classic, classic_aalpy))
+    assert classic["converged"] and classic_aalpy["converged"]
+    assert all(M.equivalent(x, target) for x in (a, b, c, d))
+    assert a.n_states == b.n_states == c.n_states == d.n_states == target.n_states
 
 
 def test_nsp_oracle_finds_counterexample_for_wrong_hypothesis():
@@ -175,12 +177,70 @@ def test_nsp_oracle_lemma_5_1_cases():
 
 
 def test_binary_oracle_and_classic_budget():
-    # with a too small round budget classic L* on Dyck-(3,3) does not converge; L*_nsp does
+    # with a too small round budget classic L* on Dyck-(3,3) does not converge
     name = "dyck3_3"
     teacher = M.DFATeacher(M.get_language(name), **M.LANGUAGES[name]["sampler"])
-    classic = M.run_classic(teacher, name, seed=0, max_rounds=5)
+    classic = M.run_classic(teacher, name, seed=0, caps=M.budget(41, rounds=5))
     assert classic["rounds"] <= 5 and not classic["converged"] and not classic["equivalent"]
     assert 0.0 < classic["frac_negative"] < 1.0
+
+
+@pytest.mark.parametrize("caps", [{"rounds": 3}, {"mq": 200}, {"states_factor": 1, "states_extra": -30}])
+def test_every_budget_stops_both_learners_unconverged(caps):
+    """Rounds, MQs and hypothesis states each end a run (converged false) for L*_nsp and classic L* alike."""
+    name = "dyck3_3"
+    limits = M.budget(41, **caps)
+    nsp = M.run_exact(name, seed=0, caps=limits)
+    classic = M.run_classic(M.exact_teacher(name), name, seed=0, caps=limits)
+    for r in (nsp, classic):
+        assert not r["converged"] and r["rounds"] <= limits["max_rounds"]
+        assert r["n_mq"] <= limits["max_mq"] + 5_000  # checked before each EQ: one round may overshoot a little
+    full = M.run_exact(name, seed=0)
+    assert full["converged"] and full["equivalent"]
+
+
+def test_budget_is_the_same_for_every_learner():
+    assert M.budget(8) == {"max_rounds": 300, "max_states": 26, "max_mq": 500_000}
+    p = {"eps": 0.02, "delta": 0.1, "backend": "own", "rounds": 7, "states_factor": 3, "states_extra": 1, "mq": 99}
+    assert M.learner_settings("dyck2_2", p) == {"eps": 0.02, "delta": 0.1, "backend": "own",
+                                                "caps": {"max_rounds": 7, "max_states": 25, "max_mq": 99}}
+
+
+def test_shuffled_teacher_keeps_membership_and_permutes_continuation_bits():
+    name = "dyck2_3"
+    exact = M.exact_teacher(name)
+    shuf = M.exact_teacher(name, "shuffled", seed=0)
+    words = exact.sample(40, np.random.default_rng(1))
+    moved = 0
+    for (m1, c1), (m2, c2) in zip(exact.nsp_batch(words), shuf.nsp_batch(words)):
+        assert np.array_equal(m1, m2) and c1.shape == c2.shape and c1.sum() == c2.sum()
+        moved += int((c1 != c2).any())
+    assert moved > 30  # the bits no longer sit at their (prefix, symbol)
+    assert shuf.membership(words).all() and shuf.n_mq == len(set(words))
+    assert shuf.generate(("(",), np.random.default_rng(0)) is not None and shuf.n_gen == 1
+
+
+def test_perturbed_target_is_a_larger_nonempty_language():
+    for name in M.SUITE:
+        target = M.get_language(name)
+        for seed in range(3):
+            dfa, state = M.perturbed_target(name, seed)
+            assert not target.accept[state] and dfa.accept[state] and not M.equivalent(dfa, target)
+            assert dfa.accept.sum() == target.accept.sum() + 1
+            M.exact_teacher(name, "perturbed", seed).sample(3, np.random.default_rng(0))  # positive words exist
+
+
+def test_controls_c1_and_c5_are_caught_by_their_checks():
+    """C1's control: L*_nsp follows the perturbed teacher, so the run is not the target. C5's control: on a
+    perfect teacher no mined word of the perturbed target is a teacher error; on the perturbed teacher all are."""
+    name = "tomita4"
+    res = M.run_exact(name, seed=1, teacher=M.exact_teacher(name, "perturbed", 1))
+    assert res["converged"] and not res["equivalent"]
+    assert M.equivalent(DFA.from_dict(res["dfa"]), M.perturbed_target(name, 1)[0])
+    right = M.mutant_mining(M.exact_teacher(name), name, seed=1, n_mined=8)
+    assert not right["equivalent"] and right["mined"]["frac_confirmed"] == 0.0 and len(right["mined"]["words"]) == 8
+    wrong = M.mutant_mining(M.exact_teacher(name, "perturbed", 1), name, seed=1, n_mined=8)
+    assert wrong["mined"]["frac_confirmed"] == 1.0
 
 
 def test_rpni_baseline_runs():
@@ -244,7 +304,7 @@ def test_transformer_teacher_extraction_tomita2(tiny_teacher):
 
 
 def test_evaluate_measure_on_hand_made_tables():
-    """The evaluate step's measure(): gate, per-unit C1/C4 flags, C5 on the weak teacher, on a hand-made table."""
+    """The evaluate step's measure(): gate, per-unit C1 flags, C5 on the weak teachers, on a hand-made table."""
     import pandas as pd
 
     from workflow.papers.lnsp.evaluate import measure
@@ -252,7 +312,8 @@ def test_evaluate_measure_on_hand_made_tables():
     exact = pd.DataFrame({
         "language": ["tomita3", "dyck2_2", "dyck2_2", "dyck3_3"], "family": ["tomita", "dyck", "dyck", "dyck"],
         "seed": [0, 0, 1, 0], "target_states": [5, 8, 8, 41], "nsp_n_states": [5, 8, 8, 40],
-        "nsp_equivalent": ["True", "True", "True", "False"], "nsp_samples_to_last_cex": [4, 3, 10, 30],
+        "nsp_equivalent": ["True", "True", "True", "False"], "nsp_converged": [True, True, True, True],
+        "nsp_samples_to_last_cex": [4, 3, 10, 30],
         "classic_samples_to_last_cex": [51, 17, 20, 100], "classic_converged": [True, True, True, False],
         "classic_equivalent": [True, True, True, False]})
     teachers = pd.DataFrame({
@@ -266,5 +327,59 @@ def test_evaluate_measure_on_hand_made_tables():
     assert m["c2_equivalent"] == [1.0, 1.0] and m["c2_n_gated"] == [2.0]
     assert m["c2_tomita_samples"] == [1.0] and m["c2_dyck_samples"] == [40.0] and m["c2_tomita_seconds"] == [0.3]
     assert m["c3_state_excess"] == [0.0, 0.0] and m["info_c6_ungated_state_excess"] == [7.0]
-    assert m["c4_nsp_wins"] == [1.0, 0.0, 1.0]  # 17 >= 3*3; 20 < 3*10; classic failed
+    # Dyck runs: 17 >= 3*3 (win); 20 < 3*10 (loss); L*_nsp settled on a wrong 40-state DFA (loss)
+    assert m["c4_nsp_wins"] == [1.0, 0.0, 0.0] and m["c4_nsp_not_beaten"] == [1.0, 0.0, 0.0]
     assert m["c5_not_equivalent"] == [1.0] and m["c5_frac_confirmed"] == [0.95]
+    # no gated teacher: the C2 metrics are there, empty (inconclusive), never missing
+    none_gated = measure(exact, teachers.assign(gated=False))
+    assert none_gated["c2_equivalent"] == [] and none_gated["c2_n_gated"] == [0.0]
+
+
+@pytest.mark.parametrize("nsp, classic, expected", [
+    # (converged, equivalent, samples) of L*_nsp and of classic L*
+    ((True, True, 3), (True, True, 9), 1.0),      # 3x the samples: a win
+    ((True, True, 3), (True, True, 8), 0.0),      # < 3x: a loss
+    ((True, True, 0), (True, True, 0), 0.0),      # neither needed a sample: no advantage
+    ((True, True, 3), (True, False, 4), 1.0),     # classic settled on a wrong DFA
+    ((True, True, 3), (False, False, 900), None),  # classic ran out of budget: a tie, not a win
+    ((False, False, 90), (True, True, 900), 0.0),  # L*_nsp ran out where classic reached the target
+    ((False, False, 90), (False, False, 9), None),  # both ran out: a tie
+    ((True, False, 3), (False, False, 9), 0.0),   # L*_nsp settled on a wrong DFA
+])
+def test_c4_outcome_rule(nsp, classic, expected):
+    import pandas as pd
+
+    from workflow.papers.lnsp.evaluate import c4_outcomes
+
+    d = pd.DataFrame({"target_states": [8], "nsp_n_states": [8], "nsp_converged": [nsp[0]], "nsp_equivalent": [nsp[1]],
+                      "nsp_samples_to_last_cex": [nsp[2]], "classic_converged": [classic[0]],
+                      "classic_equivalent": [classic[1]], "classic_samples_to_last_cex": [classic[2]]})
+    got = c4_outcomes(d).iloc[0]
+    assert (np.isnan(got) if expected is None else got == expected)
+
+
+def test_controls_are_measured_by_the_same_function_with_their_columns():
+    import pandas as pd
+
+    from workflow.papers.lnsp.evaluate import as_learner, control_measures
+
+    exact = pd.DataFrame({"language": ["dyck2_2"], "family": ["dyck"], "seed": [0], "target_states": [8],
+                          **{f"{p}_{k}": [v] for p in ("nsp", "shuf", "pert") for k, v in
+                             (("n_states", 8), ("equivalent", p != "pert"), ("converged", True),
+                              ("samples_to_last_cex", {"nsp": 3, "shuf": 40, "pert": 5}[p]))},
+                          "classic_samples_to_last_cex": [60], "classic_converged": [True], "classic_equivalent": [True]})
+    teachers = pd.DataFrame({"language": ["tomita4", "dyck2_3"], "family": ["tomita", "dyck"], "variant": ["full", "weak"],
+                             "gated": [True, False], "nsp_n_states": [4, 30], "nsp_target_states": [4, 16],
+                             "nsp_equivalent": [True, False], "nsp_converged": [True, False],
+                             "nsp_samples_to_last_cex": [1, 9], "nsp_time_s": [0.5, 1.0],
+                             "classic_n_states": [4, 20], "classic_equivalent": [True, False],
+                             "classic_converged": [True, False], "classic_samples_to_last_cex": [52, 30],
+                             "classic_time_s": [0.1, 2.0], "mined_frac_confirmed": [float("nan"), 1.0],
+                             "mutant_equivalent": [False, False], "mutant_mined_frac_confirmed": [0.0, 0.1]})
+    c = control_measures(exact, teachers)
+    assert c["perturbed_teacher"]["c1_exact"] == [0.0]
+    assert c["shuffled_bits"]["c4_nsp_wins"] == [0.0]  # 60 < 3 x 40
+    assert c["binary_labels"]["c2_tomita_samples"] == [52.0] and c["binary_labels"]["c2_tomita_seconds"] == [0.1]
+    assert c["mutant_mining"]["c5_frac_confirmed"] == [0.1] and c["mutant_mining"]["c5_not_equivalent"] == [1.0]
+    with pytest.raises(KeyError):  # a control without its own column is an error, never L*_nsp's value
+        as_learner(teachers.drop(columns="classic_time_s"), "classic", ("nsp_time_s",))

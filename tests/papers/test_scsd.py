@@ -180,3 +180,60 @@ def test_scsd_forward_weights_zero_on_missing_views_and_loss_finite():
     assert torch.isfinite(out["loss"]) and fused.shape == (4, 2)
     assert w[1, 1] == 0 and w[2, 0] == 0 and torch.allclose(w.sum(1), torch.ones(4))
     assert torch.allclose(fused[1], probs[0][1]) and torch.allclose(fused[2], probs[1][2])
+
+
+# ------------------------------------------------------------------------------------ negative controls
+def test_frozen_codebook_keeps_its_random_codes_and_still_quantises():
+    learned = M.NormEMAVectorQuantizer(n_codes=4, code_dim=2, decay=0.5, kmeans_iters=3, seed=0)
+    frozen = M.NormEMAVectorQuantizer(n_codes=4, code_dim=2, decay=0.5, kmeans_iters=3, seed=0, learn=False)
+    start = frozen.codebook.clone()
+    assert torch.equal(start, learned.codebook)  # the same seeded random codes before training
+    z = torch.randn(16, 4, generator=torch.Generator().manual_seed(1))
+    for vq in (learned, frozen):
+        vq.train()
+        zq, _, idx = vq(z)
+        assert torch.allclose(zq.reshape(-1, 2), vq.codebook[idx.reshape(-1)], atol=1e-6)  # quantised to its codes
+        assert vq.usage.sum() == 32  # 16 samples x 2 chunks counted by both
+    assert torch.equal(frozen.codebook, start) and not bool(frozen.initialised)
+    assert not torch.allclose(learned.codebook, start)  # k-means + EMA moved the learned codes
+
+
+def test_the_control_variant_is_scsd_with_only_its_codebook_frozen():
+    p = {"z_dim": 8, "n_codes": 16, "code_dim": 4, "ema_decay": 0.99, "kmeans_iters": 2, "alpha": 0.1, "lam": 0.1, "tau": 5.0}
+    s = M.label_graph(torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]))
+    a, b = models.build("scsd", [3, 5], 2, s, p, seed=0), models.build("scsd_frozen_codebook", [3, 5], 2, s, p, seed=0)
+    assert a.vq.learn and not b.vq.learn
+    assert (a.cross_rec, a.label_weights, a.distill) == (b.cross_rec, b.label_weights, b.distill) == (True, True, True)
+    assert all(torch.equal(u, v) for u, v in zip(a.state_dict().values(), b.state_dict().values()))  # same init
+
+
+def run_rows():
+    """A metrics table and a weights table of two folds: SCSD, its control, three baselines, four ablations."""
+    import pandas as pd
+
+    ap = {"scsd": 0.70, "scsd_frozen_codebook": 0.66, "late_fusion_mlp": 0.68, "dicnet_lite": 0.69, "br_logreg": 0.5,
+          "scsd_no_vq": 0.71, "scsd_no_xrec": 0.65, "scsd_no_lcw": 0.69, "scsd_no_sd": 0.60}
+    rows, weights = [], []
+    for seed in (0, 1):
+        for m, a in ap.items():
+            rows.append(dict(dataset="synth", missing_view=0.5, method=m, seed=seed, ap=a + 0.01 * seed,
+                             one_minus_rl=a, codebook_usage=1.0))
+            w = [0.4, 0.3, 0.2, 0.1] if m == "scsd" else [0.24, 0.25, 0.26, 0.25]
+            weights += [dict(dataset="synth", missing_view=0.5, method=m, seed=seed, view=v + 1, weight=w[v],
+                             view_val_ap=0.9 - 0.1 * v) for v in range(4)]
+    return pd.DataFrame(rows), pd.DataFrame(weights)
+
+
+def test_control_metrics_come_from_the_same_function():
+    from workflow.papers.scsd.evaluate import measure
+
+    table, weights = run_rows()
+    plan = {"own_missing_view": {"synth": 0.5}, "sweep": {"dataset": "synth"}}
+    m, frozen = measure(table, weights, plan), measure(table, weights, plan, "scsd_frozen_codebook")
+    assert np.allclose(m["k1_ap_margin_synth"], 0.01) and np.allclose(frozen["k1_ap_margin_synth"], -0.03)
+    assert m["k2_ablations_beaten"] == [3.0, 3.0] and frozen["k2_ablations_beaten"] == [2.0, 2.0]  # -xrec and -sd
+    assert np.allclose(m["k3_spearman_weight_vs_view_ap"], 1.0) and m["k3_view1_weight_largest"] == [1.0, 1.0]
+    uniform = measure(table, weights, plan, "scsd_no_lcw")
+    # weight ranks (1, 2.5, 4, 2.5) against AP ranks (4, 3, 2, 1): Spearman = -3 / sqrt(4.5 * 5)
+    assert uniform["k3_view1_weight_largest"] == [0.0, 0.0]
+    assert np.allclose(uniform["k3_spearman_weight_vs_view_ap"], -3 / np.sqrt(22.5))

@@ -132,6 +132,13 @@ def test_squad_increases_soft_qd_and_is_deterministic():
     assert np.allclose(f, r["f"]) and np.allclose(b, r["b"])
 
 
+def test_squad_without_neighbours_is_plain_fitness_ascent():
+    # the control of C1/C2 (K = 0): identical to SQUAD with a vanishing kernel, i.e. only -sum f is minimised
+    kw = dict(benchmark="rastrigin", D=16, m=2, N=32, epochs=5, batch_size=16, seed=1)
+    assert np.array_equal(M.squad(K=0, sigma2=0.1, **kw)["x"], M.squad(K=0, sigma2=5.0, **kw)["x"])
+    assert not np.array_equal(M.squad(K=0, sigma2=5.0, **kw)["x"], M.squad(K=8, sigma2=5.0, **kw)["x"])
+
+
 def test_squad_repulsion_spreads_descriptors():
     kw = dict(benchmark="sphere", D=16, m=2, N=32, epochs=30, batch_size=32, K=8, seed=0)
     no_rep = M.squad(sigma2=1e-9, **kw)  # kernel vanishes -> pure fitness ascent
@@ -141,12 +148,36 @@ def test_squad_repulsion_spreads_descriptors():
 
 
 # ---------------------------------------------------------------- ribs baselines
-@pytest.mark.parametrize("runner", ["run_map_elites", "run_cma_mae"])
+@pytest.mark.parametrize("runner", ["run_map_elites", "run_cma_mae", "run_cma_maega"])
 def test_ribs_baselines_small(runner):
     r = getattr(M, runner)("rastrigin", budget=540, seed=0, D=16, m=2, centroids=50)
     assert r["n_evals"] >= 540 and len(r["f"]) > 0 and r["b"].shape[1] == 2
     f, _ = M.evaluate_np("rastrigin", r["x"], 2)
     assert np.allclose(f, r["f"])
+
+
+def test_cma_maega_counts_a_gradient_evaluation_as_one():
+    # one round = 15 solution points (with gradients) + 15 x 35 samples = 540, as the paper's batch_size 36
+    r = M.run_cma_maega("rastrigin", budget=1, seed=0, D=16, m=2, centroids=50)
+    assert r["n_evals"] == 540
+    r = M.run_cma_maega("rastrigin", budget=541, seed=0, D=16, m=2, centroids=50)
+    assert r["n_evals"] == 1080
+
+
+def test_jacobian_matches_finite_differences():
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-4, 4, (3, 8))  # inside [-5.12, 5.12]: the descriptor is the plain mean there
+    f, b, jac = M.evaluate_with_jacobian("rastrigin", x, 2)
+    assert jac.shape == (3, 3, 8)
+    h = 1e-6
+    for i in range(8):
+        e = np.zeros(8); e[i] = h
+        fp, bp = M.evaluate_np("rastrigin", x + e, 2)
+        fm, bm = M.evaluate_np("rastrigin", x - e, 2)
+        assert np.allclose(jac[:, 0, i], (fp - fm) / (2 * h), rtol=1e-5, atol=1e-6)
+        assert np.allclose(jac[:, 1:, i], (bp - bm) / (2 * h), atol=1e-8)
+    # descriptor j depends only on its own chunk of 4 coordinates, each with weight 1 / (4 * 10.24)
+    assert np.allclose(jac[:, 1, :4], 1 / (4 * 10.24)) and np.allclose(jac[:, 1, 4:], 0)
 
 
 def test_ribs_missing_gives_clear_error(monkeypatch):
@@ -177,6 +208,19 @@ def test_approx_soft_qd_hand_values():
 
 
 # ---------------------------------------------------------------- steps: small pure pieces
+def test_faulty_mean_score_breaks_monotonicity_and_the_limit():
+    # the C4 control: adding a weak solution lowers the averaged score, and its limit is the mean fitness, not the sum
+    b = np.array([[0.3, 0.3]])
+    s = M.soft_qd_score([10.0], b, 0.05, grid_res=200, aggregate="mean")
+    s2 = M.soft_qd_score([10.0, 1.0], np.vstack([b, [[0.7, 0.7]]]), 0.05, grid_res=200, aggregate="mean")
+    assert s2 < s
+    two = dict(f=[2.0, 4.0], b=[[0.25, 0.25], [0.75, 0.75]], sigma=0.02, grid_res=400)
+    assert M.soft_qd_normalized(aggregate="mean", **two) == pytest.approx(3.0, rel=1e-3)
+    assert M.soft_qd_normalized(**two) == pytest.approx(6.0, rel=1e-3)
+    with pytest.raises(ValueError, match="faulty control"):
+        M.soft_qd_score([1.0], b, 0.1, aggregate="sum")
+
+
 def test_run_budget_and_per_m_knobs():
     from workflow.papers.soft_qd import run
     assert run.budget({"N": 512, "epochs": 300}) == 154_112
@@ -198,6 +242,15 @@ def test_ratio_to_best_baseline_is_paired_per_seed():
     ])
     r = E.ratio_to_best_baseline(runs, "rastrigin", 4, "qd_score")
     assert r.tolist() == pytest.approx([0.9, 2.0])
+    # CMA-MAEGA counts as a baseline; the control takes SQUAD's place, judged against the same best baseline
+    extra = pd.DataFrame([
+        {"benchmark": "rastrigin", "m": 4, "method": "cma_maega", "seed": 1, "qd_score": 160.0},
+        {"benchmark": "rastrigin", "m": 4, "method": "squad_norep", "seed": 0, "qd_score": 50.0},
+        {"benchmark": "rastrigin", "m": 4, "method": "squad_norep", "seed": 1, "qd_score": 40.0},
+    ])
+    both = pd.concat([runs, extra])
+    assert E.ratio_to_best_baseline(both, "rastrigin", 4, "qd_score").tolist() == pytest.approx([0.9, 0.5])
+    assert E.ratio_to_best_baseline(both, "rastrigin", 4, "qd_score", "squad_norep").tolist() == pytest.approx([0.5, 0.25])
     assert E.diff_to_best_baseline(runs, "rastrigin", 4, "qd_score").tolist() == pytest.approx([-10.0, 40.0])
     assert len(E.ratio_to_best_baseline(runs, "rastrigin", 16, "qd_score")) == 0  # not run -> no units
 
@@ -227,3 +280,73 @@ def test_voronoi_cells_tile_the_unit_square():
         return 0.5 * abs(np.dot(q[:, 0], np.roll(q[:, 1], 1)) - np.dot(q[:, 1], np.roll(q[:, 0], 1)))
 
     assert sum(area(q) for q in polys) == pytest.approx(1.0, abs=1e-9)
+
+
+# ---------------------------------------------------------------- controls, tuning, params
+def test_controls_are_measured_under_the_claims_metric_names():
+    import pandas as pd
+    from workflow.papers.soft_qd import evaluate as E
+    rows = [{"benchmark": "rastrigin", "m": m, "method": meth, "seed": s, "qd_score": q, "vendi": v, "approx_soft_qd": q}
+            for s in (0, 1, 2) for m in (4, 16)
+            for meth, q, v in (("squad", 100.0, 3.0), ("cma_maega", 80.0, 2.0), ("squad_norep", 20.0 + m, 1.0))]
+    runs = pd.DataFrame(rows)
+    sweep = pd.DataFrame([{"variant": var, "seed": s, "sigma2": s2, "mean_f": f, "vendi": v}
+                          for s in (0, 1, 2) for i, s2 in enumerate([0.1, 0.5, 1.0, 2.0])
+                          for var, f, v in (("sigma", 10 - i, i), ("fixed", [3, 1, 4, 2][(i + s) % 4], [2, 4, 1, 3][i]))])
+    trials = pd.DataFrame([{"variant": v, "S": 1.0, "add_gain": g, "improve_gain": 0.1, "submodular_margin": 0.0}
+                           for v, g in (("soft_qd", 0.0), ("faulty_mean", -0.5))])
+    limit = pd.DataFrame([{"variant": v, "sigma": 0.01, "rel_error": e} for v, e in (("soft_qd", 1e-8), ("faulty_mean", 0.9))])
+    measured, controls = E.measure(runs, sweep, trials, limit), E.measure_controls(runs, sweep, trials, limit)
+    claimed = {c["metric"] for claim in E.claims_mod.load(E.CLAIMS)["claims"] for c in claim["checks"]
+               if claim["kind"] != "info"}
+    assert claimed <= set(measured)
+    for name in ("no_repulsion", "fixed_sigma", "faulty_mean"):
+        assert set(controls[name]) and set(controls[name]) <= claimed
+    assert measured["c1_qd_ratio_m4"] == pytest.approx([1.25] * 3)
+    assert controls["no_repulsion"]["c1_qd_ratio_m4"] == pytest.approx([24 / 80] * 3)
+    assert controls["no_repulsion"]["c2_qd_ratio_growth_16_minus_4"] == pytest.approx([(36 - 24) / 80] * 3)
+    assert measured["c3_spearman_fitness_vs_sigma2"] == pytest.approx([-1.0] * 3)
+    assert controls["fixed_sigma"]["c3_spearman_vendi_vs_sigma2"] == pytest.approx([0.0] * 3)
+    assert controls["faulty_mean"]["c4_adding_never_decreases"] == [0.0]
+    assert measured["c4_adding_never_decreases"] == [1.0]
+
+
+def test_sweep_control_seeds_differ_per_label_and_from_reported_seeds():
+    from workflow.core.params import load
+    from workflow.papers.soft_qd import sweep as S
+    p = load("default")["soft_qd"]
+    used = set(p["seeds"]) | set(p["sweep"]["seeds"]) | {p["tuning"]["seed"]}
+    ctrl = {S.control_seed(s, i) for s in p["sweep"]["seeds"] for i in range(len(p["sweep"]["sigma2s"]))}
+    assert len(ctrl) == len(p["sweep"]["seeds"]) * len(p["sweep"]["sigma2s"]) and not ctrl & used
+
+
+def test_tuning_seed_is_never_a_reported_seed_and_grids_cover_the_tuned_knobs():
+    from workflow.core.params import load
+    for profile in ("default", "smoke"):
+        p = load(profile)["soft_qd"]
+        t = p["tuning"]
+        assert t["seed"] not in set(p["seeds"]) | set(p["sweep"]["seeds"]) | {p["heatmap"]["seed"]}
+        assert set(t["grid"]["squad"]) == {"sigma2", "lr"}
+        for method in ("cma_mae", "cma_maega", "map_elites"):
+            assert set(t["grid"][method]) == set(p[method]), method  # every tuned knob has a grid, and only those
+
+
+def test_tuning_grid_and_winners():
+    import pandas as pd
+    from workflow.papers.soft_qd import tune as T
+    from workflow.papers.soft_qd import tune_winners as W
+    assert T.configs({"b": [1, 2], "a": [0.5]}) == [{"a": 0.5, "b": 1}, {"a": 0.5, "b": 2}]
+    table = pd.DataFrame([{"method": "cma_mae", "m": 4, "seed": 100, "sigma0": s, "archive_lr": 0.01, "qd_score": q,
+                           "coverage": 0, "vendi": 0, "mean_f": 0, "n_evals": 0} for s, q in ((0.5, 10.0), (2.0, 30.0))])
+    w = W.winners([table], {"cma_mae": {"sigma0": {"m4": 2.0}, "archive_lr": {"m4": 0.05}}})
+    got = w.set_index("knob")
+    assert got.loc["sigma0", "winner"] == 2.0 and bool(got.loc["sigma0", "agrees"])
+    assert not bool(got.loc["archive_lr", "agrees"])
+
+
+def test_tune_runs_every_configuration_on_the_tuning_seed():
+    from workflow.papers.soft_qd import tune as T
+    p = {"N": 16, "epochs": 2, "D": 8, "batch_size": 16, "K": 4, "cells": 20, "n_emitters": 2, "batch_per_emitter": 8}
+    cents = M.cvt_centroids(2, 16, samples=500)
+    t = T.tune("squad", 2, 100, p, {"sigma2": [0.1, 1.0], "lr": [0.05]}, cents, log=lambda *_: None)
+    assert len(t) == 2 and set(t.sigma2) == {0.1, 1.0} and (t.seed == 100).all() and (t.n_evals == 48).all()

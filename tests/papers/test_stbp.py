@@ -218,3 +218,68 @@ def test_gcn_baseline_mixes_nodes_only_through_the_graph():
     assert torch.allclose(model(x, nodes, alone)[:, 0], model(x2, nodes, alone)[:, 0])
     assert not torch.allclose(model(x, nodes, linked)[:, 0], model(x2, nodes, linked)[:, 0])
     assert torch.allclose(model(x, nodes, linked)[:, 1], model(x2, nodes, linked)[:, 1])
+
+
+# ------------------------------------------------------------------------------- comparators and controls (issue 10)
+def test_backbone_only_trains_everything_but_the_bank():
+    torch.manual_seed(0)
+    d, n0, n1 = 8, 4, 6
+    model, _ = S.carry_over("backbone_only", None, 0, n0, d)
+    model, trains = S.carry_over("backbone_only", model, 1, n1, d)
+    total = sum(p.numel() for p in model.parameters())
+    assert trains and S.trainable_count(model) == total - 3 * d * n1
+    bank = model.bank.detach().clone()
+    nodes, adj = torch.arange(n1), S.normalised_adjacency(np.ones((n1, n1)) - np.eye(n1))
+    fc = model.fc.weight.detach().clone()
+    res = S.fit(model, _toy(n1), _toy(n1, 10, 1), nodes, adj, lr=0.05, batch=8, max_epochs=2, patience=5, seed=0)
+    assert torch.equal(model.bank, bank) and not torch.equal(model.fc.weight, fc)
+    assert res["cpu_seconds"] > 0
+
+
+def test_derangement_moves_every_node_and_shuffles_the_bank_rows_only():
+    from workflow.papers.stbp import train as T
+
+    rng = np.random.default_rng(0)
+    for n in (2, 3, 10):
+        perm = T.derangement(n, rng)
+        assert sorted(perm.tolist()) == list(range(n)) and (perm != np.arange(n)).all()
+    assert T.derangement(1, rng).tolist() == [0]
+    torch.manual_seed(0)
+    model = S.STBP(3, d=8)
+    x = torch.randn(2, 3, 12)
+    perm = torch.tensor([2, 0, 1])
+    swapped = S.STBP(3, d=8)
+    swapped.load_state_dict(model.state_dict())
+    with torch.no_grad():
+        swapped.bank.copy_(model.bank[perm])  # node i holding row perm[i] = reading row perm[i]
+    assert torch.allclose(model(x, perm), swapped(x, torch.arange(3)), atol=1e-6)
+
+
+def _years_table():
+    """One seed, years 0-1, STBP and its comparators; shuffled columns double STBP's MAEs."""
+    rows = []
+    for year, n in ((0, 4), (1, 6)):
+        for method, mae, trainable, cpu in (("stbp", 10.0, 3 * 8 * n, 2.0), ("finetune_all", 9.0, 1000, 3.0),
+                                            ("retrain", 9.5, 1000, 5.0), ("trafficstream_lite", 12.0, 500, 1.0),
+                                            ("backbone_only", 20.0, 900, 3.0), ("static", 30.0, 0, 0.0)):
+            row = {"dataset": "stream", "seed": 0, "year": year, "method": method, "n_nodes": n, "d": 8,
+                   "trainable": trainable, "cpu_seconds": cpu, "seconds": cpu,
+                   **{c: mae for c in E.METRIC_COLS + E.NODE_COLS}}
+            rows.append(row | {f"shuffled_{c}": 2 * mae for c in E.METRIC_COLS + E.NODE_COLS})
+    return pd.DataFrame(rows)
+
+
+def test_controls_are_measured_by_the_same_function():
+    years = _years_table()
+    back = pd.DataFrame({"dataset": ["stream"], "method": ["stbp"], "seed": [0], "mae_year0_final": [1.0],
+                         "mae_year0_initial": [1.0]})
+    m = E.measure(years, back)
+    c = E.controls_of(years, back)
+    assert m["k1_ratio_vs_trafficstream"] == pytest.approx([10 / 12] * 2)
+    assert c["bank_shuffled"]["k1_ratio_vs_trafficstream"] == pytest.approx([20 / 12] * 2)
+    assert m["k4_night_ratio_vs_backbone_only"] == pytest.approx([0.5]) and m["k4_night_ratio_vs_static"] == pytest.approx([1 / 3])
+    assert c["bank_shuffled"]["k4_night_ratio_vs_backbone_only"] == pytest.approx([1.0])
+    assert m["k2_trainable_minus_3dN"] == [0.0] and m["k2_time_ratio_vs_retrain"] == pytest.approx([0.4])
+    assert c["unfrozen"]["k2_trainable_minus_3dN"] == [1000.0 - 3 * 8 * 6]  # the freezing check catches it
+    assert c["unfrozen"]["k2_time_ratio_vs_retrain"] == pytest.approx([0.6])
+    assert (years.loc[years.method == "stbp", "mae_avg"] == 10.0).all()  # the controls leave the table untouched

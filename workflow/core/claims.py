@@ -286,8 +286,9 @@ def check(claims_yaml, measured: dict, profile: str, out, log=print, controls: d
     for c in result["claims"]:
         control = c.get("control", {})
         shown = f"; control {control['name']}: {control['verdict']}" if "verdict" in control else ""
+        flag = {"reproduction": " [uncontrolled]", "sanity": " [the faulty variant was not caught]"}
         log(f"claim {c['id']} ({c['kind']}): {c['verdict']} (first check: {c['measured']}){shown}"
-            + (" [uncontrolled]" if c.get("uncontrolled") else ""))
+            + (flag[c["kind"]] if c.get("uncontrolled") else ""))
     return result
 
 

@@ -35,9 +35,10 @@ def claim_rows(paper: str, claims: dict) -> list[dict]:
                          "ours": chk.get("value"), "n": chk["n"],
                          "spread": (f"[{chk['min']:.4g}, {chk['max']:.4g}] n={chk['n']}" if "min" in chk else f"n={chk['n']}"),
                          "check_verdict": chk["verdict"], "rule": chk.get("rule", ""), "why": chk.get("why", ""),
-                         "control": control.get("name", "") if i == 0 else "", "control_value": ctl.get("value"),
+                         "control": control.get("name", "") if i == 0 else "", "control_value": ctl.get("value"), "control_frac_pass": ctl.get("frac_pass"),
                          "control_verdict": ctl.get("verdict", ""),
-                         "uncontrolled": c.get("uncontrolled_why", "") if i == 0 and c.get("uncontrolled") else ""})
+                         "uncontrolled": c.get("uncontrolled_why", "") if i == 0 and c.get("uncontrolled") else "",
+                         "uncontrolled_label": "uncontrolled" if c["kind"] == "reproduction" else "fault not caught"})
     return rows
 
 
@@ -106,7 +107,7 @@ def verdict_table(sections: list[dict], profile: str) -> str:
              "|---|---|---|---|---|"]
     for s in sections:
         summary, claims = s["claims"]["summary"], s["claims"]["claims"]
-        uncontrolled = ", ".join(c["id"] for c in claims if c.get("uncontrolled")) or "none"
+        uncontrolled = ", ".join(c["id"] for c in claims if c["kind"] == "reproduction" and c.get("uncontrolled")) or "none"
         lines.append(f"| [{s['slug']}](workflow/papers/{s['slug']}/PAPER.md) — {s['title']} | {counts(summary, 'reproduction')} "
                      f"| {uncontrolled} | {counts(summary, 'sanity')} | {summary['info']} |")
     total = claims_mod.summarise([c for s in sections for c in s["claims"]["claims"]])

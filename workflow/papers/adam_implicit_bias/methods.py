@@ -37,7 +37,7 @@ __all__ = [
     "ALGORITHMS",
 ]
 
-ALGORITHMS = ("adam", "signum", "adam_proxy")
+ALGORITHMS = ("adam", "signum", "adam_proxy", "gd")
 
 # Default covariance scales of the Gauss data (spec 1.3): x_i = diag(3, 1, 0.5, 0.2) z_i + 0.8 y_i mu.
 _GAUSS_SCALES_D4 = np.array([3.0, 1.0, 0.5, 0.2])
@@ -296,7 +296,7 @@ def _record_set(steps: int, record_at) -> np.ndarray:
 
 def train(X, y, algorithm, steps, eta0=0.1, beta1=0.9, beta2=0.999, batch=1, beta=0.99,
           record_at=None, progress: Callable[[int, int], None] | None = None, w0=None) -> dict:
-    """Run Adam / Signum / AdamProxy on the logistic loss from ``w_0 = 0`` with ``eta_t = eta0/sqrt(t)``.
+    """Run Adam / Signum / AdamProxy / GD on the logistic loss from ``w_0 = 0`` with ``eta_t = eta0/sqrt(t)``.
 
     Extra keyword arguments (not in the paper's setting): ``progress(t, steps)`` is called about
     100 times; ``w0`` replaces the initial iterate 0 (used by the tests to start at huge margins).
@@ -310,6 +310,10 @@ def train(X, y, algorithm, steps, eta0=0.1, beta1=0.9, beta2=0.999, batch=1, bet
           m_t = b1 m_{t-1} + (1-b1) g_t,   v_t = b2 v_{t-1} + (1-b2) g_t^2,
           w_t = w_{t-1} - eta_t (m_t/(1-b1^t)) / sqrt(v_t/(1-b2^t))       (coordinates with v = 0 do not move)
     * ``"signum"``:  m_t = beta m_{t-1} + (1-beta) g_t,   w_t = w_{t-1} - eta_t sign(m_t)
+    * ``"gd"`` (plain (stochastic) gradient descent, the negative control of the sign and of the adaptive
+      normalisation; its implicit bias is the l2 max margin, Soudry et al. 2018):  w_t = w_{t-1} - eta_t g_t.
+      Not scale invariant, so the true gradient e^L g~ is formed (it only underflows at margins > ~700,
+      which GD's logarithmically growing iterates do not reach).
     * ``"adam_proxy"`` (the beta2 -> 1 limit of Inc-Adam's epoch recurrence; always full data,
       ``batch`` is ignored, one step = one proxy update):
           w_t = w_{t-1} - eta_t (sum_i grad L_i(w)) / sqrt(sum_i grad L_i(w)^2)   (coordinate-wise)
@@ -355,7 +359,7 @@ def train(X, y, algorithm, steps, eta0=0.1, beta1=0.9, beta2=0.999, batch=1, bet
 
 
 def _batch_loop(A, w, algorithm, steps, eta0, beta1, beta2, beta, b, rec, out, progress, pe):
-    """Adam / Signum on consecutive cyclic blocks of size b (b = 1: incremental, b = n: full batch), log-scaled."""
+    """Adam / Signum / GD on consecutive cyclic blocks of size b (b = 1: incremental, b = n: full batch), log-scaled."""
     n, d = A.shape
     period = n // math.gcd(n, b)
     blocks = [np.ascontiguousarray(A[(j * b + np.arange(b)) % n]) for j in range(period)]
@@ -400,6 +404,9 @@ def _batch_loop(A, w, algorithm, steps, eta0, beta1, beta2, beta, b, rec, out, p
             np.divide(m, den, out=r, where=pos)
             r *= (eta0 / sqrt(t)) * sqrt(1.0 - b2t) / (1.0 - b1t)
             w -= r
+        elif algorithm == "gd":
+            g *= (eta0 / sqrt(t)) * exp(L)
+            w -= g
         else:
             mmax = float(np.abs(m).max())
             cm = c + log(mmax) if mmax > 0.0 else -inf

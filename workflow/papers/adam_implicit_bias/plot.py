@@ -11,6 +11,7 @@ from workflow.core.step import Step
 LABELS = {"inc_adam": "Inc-Adam", "det_adam": "Det-Adam", "adam_proxy": "AdamProxy", "inc_adam_b99": "Inc-Adam β2=0.99",
           "inc_adam_b9999": "Inc-Adam β2=0.9999", "inc_signum": "Inc-Signum", "det_signum": "Det-Signum"}
 BATCHES = {"inc": 1, "mb2": 2, "mb5": 5, "det": 10}
+OPTIMIZERS = {"adam": "Adam", "signum": "Signum", "gd": "GD (control)"}
 
 
 def fig_gr(curves: pd.DataFrame):
@@ -38,10 +39,10 @@ def fig_gauss(curves: pd.DataFrame):
 
 
 def fig_batch(table: pd.DataFrame):
-    """Fig. C: final r_2 and r_inf vs batch size, Adam and Signum (GR sets of the sweep)."""
-    t = table[table.algorithm.str.match(r"^(inc|mb\d+|det)_(adam|signum)$")].copy()
+    """Fig. C: final r_2 and r_inf vs batch size, Adam, Signum and their control GD (GR sets of the sweep)."""
+    t = table[table.algorithm.str.match(r"^(inc|mb\d+|det)_(adam|signum|gd)$")].copy()
     t["batch"] = t.algorithm.str.split("_").str[0].map(BATCHES)
-    t["optimizer"] = t.algorithm.str.split("_").str[1].str.capitalize()
+    t["optimizer"] = t.algorithm.str.split("_").str[1].map(OPTIMIZERS)
     t = t[t.dataset.isin(t[t.batch == 2].dataset)]  # only sets that ran the sweep
     fig, axes = plotting.subplots(1, 2)
     for ax, metric in zip(axes[0], ["r2", "rinf"]):

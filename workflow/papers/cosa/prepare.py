@@ -45,9 +45,10 @@ def build(source: str, raw: Path | None, length: int, split_fracs, seed: int, n_
 def main(argv=None):
     step = Step("cosa", "prepare", __doc__)
     step.parser.add_argument("--raw", type=Path, help="catalog file (absent for generators)")
+    step.parser.add_argument("--seed", type=int, required=True, help="the generator's seed (real data sets ignore it)")
     step.parser.add_argument("--out", type=Path, required=True)
     args, p = step.start(argv)
-    data = build(p["source"], args.raw, p["length"], p["split"], p["seed"], p["n_steps"])
+    data = build(p["source"], args.raw, p["length"], p["split"], args.seed, p["n_steps"])
     write_npz(args.out, **data)
     step.finish(metrics={"steps": len(data["series"]), "channels": data["series"].shape[1],
                          "test_minus_train_mean": float(data["series"][data["split_test"][0]:].mean())}, outputs=[args.out])

@@ -38,6 +38,10 @@ Everything the stream *reads* (inputs, GT for adaptation/context/residuals, PAAS
 series that, with ``mask_future=True``, has every value at index ``>= obs_end`` replaced by NaN; only the
 metrics read the true future. Predictions are bit-identical with and without the mask (the K4 check).
 
+Two variants exist only as negative controls: ``cosa_stale_gt`` (the adapter learns from the ground truth of
+random *training* windows instead of the stream's: no test-time signal) and ``cosa_leak_one_step`` (the
+partial step reads one unobserved value per sample: a leak the K4 check must flag).
+
 No file I/O, no printing; deterministic given ``seed`` (run with ``torch.set_num_threads(1)``).
 """
 
@@ -67,15 +71,23 @@ __all__ = [
 ]
 
 METHODS = ("no_tta", "last_error", "cosa", "cosa_no_ctx", "cosa_no_gate", "cosa_no_pogt", "cosa_no_calr",
-           "tafas_lite")
+           "tafas_lite", "cosa_stale_gt", "cosa_leak_one_step")
 
-# method -> (context used, gate, full-GT drain steps, partial-GT steps, CALR)
+# method -> (context used, gate, full-GT drain steps, partial-GT steps, CALR; optional: stale, lookahead)
+_COSA = dict(ctx=True, gate=True, full=True, partial=True, calr=True)
 _COSA_VARIANTS = {
-    "cosa": dict(ctx=True, gate=True, full=True, partial=True, calr=True),
-    "cosa_no_ctx": dict(ctx=False, gate=True, full=True, partial=True, calr=True),
-    "cosa_no_gate": dict(ctx=True, gate=False, full=True, partial=True, calr=True),
-    "cosa_no_pogt": dict(ctx=True, gate=True, full=True, partial=False, calr=True),
-    "cosa_no_calr": dict(ctx=True, gate=True, full=True, partial=True, calr=False),
+    "cosa": _COSA,
+    "cosa_no_ctx": _COSA | dict(ctx=False),
+    "cosa_no_gate": _COSA | dict(gate=False),
+    "cosa_no_pogt": _COSA | dict(partial=False),
+    "cosa_no_calr": _COSA | dict(calr=False),
+    # negative control of the gain claims: the same adapter, steps and tuning, but every ground-truth window it
+    # reads (adaptation targets and context means) is that of a random window of ``stale_pool`` (the training
+    # segment, which the frozen base already fits): the test-time signal the mechanism learns from is removed
+    "cosa_stale_gt": _COSA | dict(stale=True),
+    # faulty variant for the leakage check (K4): the partial-GT step also reads the first not-yet-observed value
+    # of every sample (the off-by-one of the official ``cur_step = obs_end - 1`` bookkeeping)
+    "cosa_leak_one_step": _COSA | dict(lookahead=1),
 }
 
 
@@ -247,9 +259,12 @@ class TafasLite(nn.Module):
 
 
 # ----------------------------------------------------------------------------------------- helpers
-def partial_mask(batch_size: int, horizon: int) -> torch.Tensor:
-    """(B, H) bool, row j has its first ``min(B-1-j, H)`` entries True (already observed steps)."""
-    obs = torch.clamp(batch_size - 1 - torch.arange(batch_size), 0, horizon)
+def partial_mask(batch_size: int, horizon: int, lookahead: int = 0) -> torch.Tensor:
+    """(B, H) bool, row j has its first ``min(B-1-j, H)`` entries True (already observed steps).
+
+    ``lookahead > 0`` is a deliberate bug (the leaky control): ``lookahead`` unobserved steps more per row.
+    """
+    obs = torch.clamp(batch_size - 1 - torch.arange(batch_size) + lookahead, 0, horizon)
     return torch.arange(horizon)[None, :] < obs[:, None]
 
 
@@ -297,7 +312,8 @@ def run_stream(base: nn.Module, series, segment: tuple[int, int], lookback: int,
                mask_future: bool = False, *, batch_size: int | None = None, period_n: int = 1,
                default_period: int = 24, max_lr: float = 5e-3, min_lr: float = 1e-4,
                grad_clip: float | None = 0.1, weight_decay: float = 1e-4, convergence_threshold: float = 1e-4,
-               var_wise: bool = False, official_adjust: bool = False, return_predictions: bool = False) -> dict:
+               var_wise: bool = False, official_adjust: bool = False, return_predictions: bool = False,
+               stale_pool: tuple[int, int] | None = None) -> dict:
     """Run the leakage-free TTA stream of ``method`` over the windows whose forecast starts in ``segment``.
 
     Windows: forecast start ``t in [max(s, L), e - H]`` (full horizon inside the segment, input may reach
@@ -306,6 +322,8 @@ def run_stream(base: nn.Module, series, segment: tuple[int, int], lookback: int,
     ``official_adjust=True`` reproduces the official ``_adjust_prediction`` loop ``for i in range(B-1)``
     (the last sample of the batch keeps the pre-final-update output; the replaced span starts at
     ``min(B-1, H) - i``); the default replaces exactly the unobserved entries of every sample.
+    ``stale_pool`` (needed by ``cosa_stale_gt`` only): the range whose windows (drawn with ``seed``) replace
+    every ground truth the adapter reads.
 
     The base is put in eval mode and frozen in place (``requires_grad=False``); its weights are never
     written. Returns ``{"mse", "mae", "window_mse", "window_mae", "seconds", "seconds_per_window",
@@ -331,6 +349,13 @@ def run_stream(base: nn.Module, series, segment: tuple[int, int], lookback: int,
     base_params = sum(p.numel() for p in base.parameters())
 
     variant = _COSA_VARIANTS.get(method)
+    stale = bool(variant and variant.get("stale"))
+    lookahead = int(variant.get("lookahead", 0)) if variant else 0
+    if stale:
+        pool = torch.as_tensor(window_starts(stale_pool or (0, 0), L, H, input_floor=0))
+        if len(pool) == 0:
+            raise ValueError(f"{method} needs stale_pool: a range holding complete windows (the training segment)")
+        draw = torch.Generator().manual_seed(seed)
     adapter: nn.Module | None = None
     if variant is not None:
         k = context_size if variant["ctx"] else 0
@@ -361,6 +386,12 @@ def run_stream(base: nn.Module, series, segment: tuple[int, int], lookback: int,
         v[limit:] = float("nan")
         return v
 
+    def learned_truth(src: torch.Tensor, t_starts: torch.Tensor) -> torch.Tensor:
+        """The ground truth the adapter learns from: its windows', or (stale control) random pool windows'."""
+        if stale:
+            t_starts = pool[torch.randint(len(pool), (len(t_starts),), generator=draw)]
+        return gather_windows(src, t_starts, L, H)[1]
+
     pending: OrderedDict[int, dict] = OrderedDict()
     last_resid = torch.zeros(H, n_ch)
     preds, wmse, wmae, gates, ctxs, bsizes, losses = [], [], [], [], [], [], []
@@ -384,7 +415,7 @@ def run_stream(base: nn.Module, series, segment: tuple[int, int], lookback: int,
             # (2) drain fully matured batches
             while pending and obs_end >= next(iter(pending.values()))["end"]:
                 _, item = pending.popitem(last=False)
-                gt = gather_windows(src, item["starts"], L, H)[1]
+                gt = learned_truth(src, item["starts"])
                 buffer.push(float(gt.mean()))
                 last_resid = (gt - item["y0"]).mean(dim=0)
                 if use_full and opt is not None:
@@ -404,10 +435,10 @@ def run_stream(base: nn.Module, series, segment: tuple[int, int], lookback: int,
             pending[b_idx] = {"starts": t_b, "y0": y0, "x": x_in, "ctx": ctx, "end": obs_end + H}
 
             # (4) partial adaptation on already-observed leading steps, (5) adjust the unobserved part
-            n_obs = min(bs - 1, H)
+            n_obs = min(bs - 1 + lookahead, H)
             if use_partial and opt is not None and n_obs > 0:
-                mask = partial_mask(bs, H)
-                gt_p = gather_windows(src, t_b, L, H)[1]
+                mask = partial_mask(bs, H, lookahead)
+                gt_p = learned_truth(src, t_b)
                 with torch.enable_grad():
                     last = _adapt_steps(params, opt, calr, lambda: fwd_fn(y0, x_in, ctx), gt_p, mask, steps,
                                         l2_reg, grad_clip, convergence_threshold, losses)

@@ -20,15 +20,16 @@ def main(argv=None):
     step.parser.add_argument("--data", type=Path, required=True)
     step.parser.add_argument("--base", required=True, choices=["dlinear", "mlp"])
     step.parser.add_argument("--horizon", type=int, required=True)
+    step.parser.add_argument("--seed", type=int, required=True, help="initialisation and mini-batch order")
     step.parser.add_argument("--out", type=Path, required=True, help="checkpoint (.pt, tensors only)")
     step.parser.add_argument("--summary", type=Path, required=True)
     args, p = step.start(argv)
-    seed_everything(p["seed"])
+    seed_everything(args.seed)
     data = read_npz(args.data)
     series = data["series"]
-    model = models.make_base(args.base, p["lookback"], args.horizon, series.shape[1], seed=p["seed"])
+    model = models.make_base(args.base, p["lookback"], args.horizon, series.shape[1], seed=args.seed)
     history = models.train_base(model, series, split_of(data), p["lookback"], args.horizon, epochs=p["epochs"], lr=p["lr"],
-                                batch_size=p["batch_size"], patience=p["patience"], seed=p["seed"],
+                                batch_size=p["batch_size"], patience=p["patience"], seed=args.seed,
                                 progress=lambda e, tr, va: step.log(f"epoch {e}: train MSE {tr:.4f}  val MSE {va:.4f}"))
     meta = {"kind": args.base, "lookback": p["lookback"], "horizon": args.horizon, "channels": int(series.shape[1])}
     save_state(args.out, {k: v.detach().clone() for k, v in model.state_dict().items()}, meta)

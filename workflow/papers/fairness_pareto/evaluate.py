@@ -11,10 +11,14 @@ from workflow.core import claims as claims_mod
 from workflow.core.io import read_json, write_text
 from workflow.core.step import Step
 
+from . import methods as M
+
 CLAIMS = Path(__file__).with_name("claims.yaml")
 CELL = re.compile(r"^(?P<dataset>[A-Za-z0-9_]+?)_s(?P<seed>[0-9]+)(?:_(?P<rest>[A-Za-z0-9]+))?$")
-EOD_LEVEL = 0.03   # C4: accuracy at test EOd <= 0.03 (spec)
+EOD_LEVEL = 0.03   # C4: accuracy at test EOd <= 0.03 (spec), each point mixed with the constant predictor to meet it
 EPS_CLAIMS = 0.3   # C1/C3: eps grid 0 : 0.01 : 0.3 (spec)
+SEP = "__"         # cells.csv: '<control>__<column>' holds a control's value of <column>
+CONTROLS = ("shuffled_group", "fact_frontier", "shared_bias", "lemma2_without_eod")
 INTERVENTIONS = ("ours_eod", "ours_dp", "gstar_eod", "gstar_dp", "eqodds", "dp_postproc", "dfr", "expgrad_eod", "expgrad_dp")
 
 
@@ -37,13 +41,8 @@ def gather(paths, kind: str) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def best_acc_at(points: pd.DataFrame, method: str, level: float) -> float:
-    sel = points[(points.method == method) & (points.eod <= level + 1e-12)]
-    return float(sel.acc.max()) if len(sel) else float("nan")
-
-
-def cell_metrics(fr: pd.DataFrame, pts: pd.DataFrame, summ: dict, ff: pd.DataFrame) -> dict:
-    """Claim metrics of one (data set, seed)."""
+def frontier_metrics(fr: pd.DataFrame, drops: dict) -> dict:
+    """Claims C1 and C3 from one cell's frontier table (ours, fact, factgstar over eps) and its DP-drop summary."""
     acc = fr.set_index(["frontier", "notion", "eps"])["acc"].sort_index()
 
     def curve(frontier, notion, upto=EPS_CLAIMS):
@@ -61,73 +60,126 @@ def cell_metrics(fr: pd.DataFrame, pts: pd.DataFrame, summ: dict, ff: pd.DataFra
     m["eod_rise_0_to_03"] = float(ours_eod.loc[EPS_CLAIMS] - ours_eod.loc[0.0])
     m["dp_rise_0_to_03"] = float(ours_dp.loc[EPS_CLAIMS] - ours_dp.loc[0.0])
     m["dp_drop"] = float(ours_dp.loc[1.0] - ours_dp.loc[0.0])
-    m["dp_condition"] = float(summ["dp_drop_condition"])
-    m["dp_drop_matches_condition"] = float((m["dp_drop"] > 1e-6) == bool(summ["dp_drop_condition"]))
-    m["abs_gap_to_constant"] = abs(summ["lemma2_acc"] - summ["const_acc"])
-    iv = pts[pts.method.isin(INTERVENTIONS)]
-    m["max_excess_over_ours_eod"] = float((iv.acc - iv.ours_at_eod).max())
-    m["max_excess_over_ours_dp"] = float((iv.acc - iv.ours_at_dp).max())
-    m["points_above_fact"] = float(((iv.acc > iv.fact_at_eod + 1e-6) | (iv.acc > iv.fact_at_dp + 1e-6)).sum())
-    m["points_above_factgstar"] = float(((iv.acc > iv.factgstar_at_eod + 1e-6) | (iv.acc > iv.factgstar_at_dp + 1e-6)).sum())
-    ours_best = best_acc_at(pts, "ours_eod", EOD_LEVEL)
-    eq = pts[pts.method == "eqodds"]
-    m["ours_minus_eqodds"] = ours_best - (float(eq.acc.iloc[0]) if len(eq) else float("nan"))
-    m["ours_minus_gstar"] = ours_best - best_acc_at(pts, "gstar_eod", EOD_LEVEL)
-    top = ff[np.isclose(ff.eta_rel, 1.0) & (ff.eps_eod <= 0.01 + 1e-9)]
-    m["min_dp_at_eod001_top_acc"] = float(top.min_dp.min()) if len(top) else float("nan")
-    m["postproc_minus_ours_eod"] = float((curve("postproc", "eod") - curve("ours", "eod")).max())
+    m["dp_condition"] = float(drops["dp_drop_condition"])
+    m["dp_drop_matches_condition"] = float((m["dp_drop"] > 1e-6) == bool(drops["dp_drop_condition"]))
     return m
 
 
-def measure(cells: pd.DataFrame) -> dict[str, list[float]]:
-    """{claim metric: [value per unit]} from the per-cell table."""
-    main = cells[cells.dataset.isin(["adult", "compas"])]
-    married, adult, compas = (cells[cells.dataset == d] for d in ("adult_married", "adult", "compas"))
-    col = lambda df, c: [float(v) for v in df[c]]  # noqa: E731
-    out = {
-        "c1_min_gap_fact_eod": col(main, "min_gap_fact_eod"),
-        "c1_min_gap_factgstar_eod": col(main, "min_gap_factgstar_eod"),
-        "c1_max_gap_fact_eod_eps01": col(main, "max_gap_fact_eod_eps01"),
-        "c1_max_gap_factgstar_eod_eps01": col(main, "max_gap_factgstar_eod_eps01"),
-        "c2_max_excess_over_ours_eod": col(cells, "max_excess_over_ours_eod"),
-        "c2_max_excess_over_ours_dp": col(cells, "max_excess_over_ours_dp"),
-        "c2_points_above_fact": [float(cells.points_above_fact.sum())],
-        "c3_eod_rise_0_to_03": col(cells, "eod_rise_0_to_03"),
-        "c3_dp_rise_0_to_03_married": col(married, "dp_rise_0_to_03"),
-        "c3_dp_drop_matches_condition": col(cells, "dp_drop_matches_condition"),
-        "c4_ours_minus_eqodds_adult": col(adult, "ours_minus_eqodds"),
-        "c4_ours_minus_gstar_adult": col(adult, "ours_minus_gstar"),
-        "c5_abs_gap_to_constant": col(cells, "abs_gap_to_constant"),
-        "info_c4_ours_minus_eqodds_compas": col(compas, "ours_minus_eqodds"),
-        "info_c4_ours_minus_gstar_compas": col(compas, "ours_minus_gstar"),
-        "info_min_dp_at_eod001_top_acc": col(cells, "min_dp_at_eod001_top_acc"),
-        "info_postproc_minus_ours_eod": col(cells, "postproc_minus_ours_eod"),
-        "info_c1_min_gap_fact_dp": col(main, "min_gap_fact_dp"),
-        "info_c1_min_gap_factgstar_dp": col(main, "min_gap_factgstar_dp"),
-        "info_c1_min_gap_factgstar_eod_married": col(married, "min_gap_factgstar_eod"),
+def point_metrics(pts: pd.DataFrame) -> dict:
+    """Claim C2: the intervention test points against the frontier in the ``ours_at_*`` columns, and the old ones."""
+    iv = pts[pts.method.isin(INTERVENTIONS)]
+    return {"max_excess_over_ours_eod": float((iv.acc - iv.ours_at_eod).max()),
+            "max_excess_over_ours_dp": float((iv.acc - iv.ours_at_dp).max()),
+            "points_above_fact": float(((iv.acc > iv.fact_at_eod + 1e-6) | (iv.acc > iv.fact_at_dp + 1e-6)).sum()),
+            "points_above_factgstar": float(((iv.acc > iv.factgstar_at_eod + 1e-6)
+                                             | (iv.acc > iv.factgstar_at_dp + 1e-6)).sum())}
+
+
+def acc_at_eod_level(pts: pd.DataFrame, method: str, const_acc: float) -> float:
+    """A method's test accuracy at test EOd <= EOD_LEVEL (its points mixed with the constant predictor to meet it)."""
+    d = pts[pts.method == method]
+    return M.acc_at_level(d.acc, d.eod, EOD_LEVEL, const_acc)
+
+
+def method_metrics(pts: pd.DataFrame, const_acc: float, ours: str = "ours_eod") -> dict:
+    """Claim C4: ours (or its control in its place) minus Eq. Odds and minus G-STAR at test EOd <= 0.03."""
+    at = {m: acc_at_eod_level(pts, m, const_acc) for m in (ours, "eqodds", "gstar_eod")}
+    return {"ours_minus_eqodds": at[ours] - at["eqodds"], "ours_minus_gstar": at[ours] - at["gstar_eod"]}
+
+
+def cell_metrics(fr: pd.DataFrame, pts: pd.DataFrame, summ: dict, ff: pd.DataFrame) -> dict:
+    """Claim metrics of one (data set, seed)."""
+    m = frontier_metrics(fr, summ) | point_metrics(pts) | method_metrics(pts, summ["const_acc"])
+    m["abs_gap_to_constant"] = abs(summ["lemma2_acc"] - summ["const_acc"])
+    top = ff[np.isclose(ff.eta_rel, 1.0) & (ff.eps_eod <= 0.01 + 1e-9)]
+    m["min_dp_at_eod001_top_acc"] = float(top.min_dp.min()) if len(top) else float("nan")
+    post = fr[(fr.notion == "eod") & (fr.eps <= EPS_CLAIMS + 1e-9)].pivot(index="eps", columns="frontier", values="acc")
+    m["postproc_minus_ours_eod"] = float((post["postproc"] - post["ours"]).max())
+    return m
+
+
+def control_metrics(ctrl_fr: pd.DataFrame, pts: pd.DataFrame, summ: dict) -> dict:
+    """The controls' values of one cell, under the same column names as cell_metrics, prefixed '<control>__'.
+    Each is computed by the same function as the claim's own values, with the control in place of the mechanism."""
+    controls = {
+        "shuffled_group": frontier_metrics(ctrl_fr, summ["shuffled_group"]),
+        "fact_frontier": point_metrics(pts.assign(ours_at_eod=pts.fact_at_eod, ours_at_dp=pts.fact_at_dp)),
+        "shared_bias": method_metrics(pts, summ["const_acc"], ours="ours_shared_eod"),
+        "lemma2_without_eod": {"abs_gap_to_constant": abs(summ["lemma2_acc_without_eod"] - summ["const_acc"])},
     }
+    return {f"{name}{SEP}{k}": v for name, values in controls.items() for k, v in values.items()}
+
+
+def as_control(cells: pd.DataFrame, name: str) -> pd.DataFrame:
+    """The cell table as the control sees it: its own columns only (a metric the control lacks stays missing)."""
+    prefix = f"{name}{SEP}"
+    own = {c.removeprefix(prefix): cells[c] for c in cells.columns if c.startswith(prefix)}
+    return pd.DataFrame({"dataset": cells.dataset, "seed": cells.seed, **own})
+
+
+# claim metric -> (data sets it is measured on (None: every cell), cell column); "pooled" metrics sum over cells
+MAIN, ALL, MARRIED, ADULT, COMPAS = ("adult", "compas"), None, ("adult_married",), ("adult",), ("compas",)
+METRICS = {
+    "c1_min_gap_fact_eod": (MAIN, "min_gap_fact_eod"),
+    "c1_min_gap_factgstar_eod": (MAIN, "min_gap_factgstar_eod"),
+    "c1_max_gap_fact_eod_eps01": (MAIN, "max_gap_fact_eod_eps01"),
+    "c1_max_gap_factgstar_eod_eps01": (MAIN, "max_gap_factgstar_eod_eps01"),
+    "c2_max_excess_over_ours_eod": (ALL, "max_excess_over_ours_eod"),
+    "c2_max_excess_over_ours_dp": (ALL, "max_excess_over_ours_dp"),
+    "c2_points_above_fact": ("pooled", "points_above_fact"),
+    "c3_eod_rise_0_to_03": (ALL, "eod_rise_0_to_03"),
+    "c3_dp_rise_0_to_03_married": (MARRIED, "dp_rise_0_to_03"),
+    "c3_dp_drop_matches_condition": (ALL, "dp_drop_matches_condition"),
+    "c4_ours_minus_eqodds_adult": (ADULT, "ours_minus_eqodds"),
+    "c4_ours_minus_gstar_adult": (ADULT, "ours_minus_gstar"),
+    "c5_abs_gap_to_constant": (ALL, "abs_gap_to_constant"),
+    "info_c4_ours_minus_eqodds_compas": (COMPAS, "ours_minus_eqodds"),
+    "info_c4_ours_minus_gstar_compas": (COMPAS, "ours_minus_gstar"),
+    "info_min_dp_at_eod001_top_acc": (ALL, "min_dp_at_eod001_top_acc"),
+    "info_postproc_minus_ours_eod": (ALL, "postproc_minus_ours_eod"),
+    "info_c1_min_gap_fact_dp": (MAIN, "min_gap_fact_dp"),
+    "info_c1_min_gap_factgstar_dp": (MAIN, "min_gap_factgstar_dp"),
+    "info_c1_min_gap_factgstar_eod_married": (MARRIED, "min_gap_factgstar_eod"),
+}
+
+
+def measure(cells: pd.DataFrame) -> dict[str, list[float]]:
+    """{claim metric: [value per unit]} from the per-cell table; a metric whose column or cells are absent (e.g. the
+    smoke profile runs COMPAS only) is left out, so that claims.yaml must say why it is skipped."""
+    out = {}
+    for metric, (datasets, column) in METRICS.items():
+        if column not in cells:
+            continue
+        if datasets == "pooled":
+            out[metric] = [float(cells[column].sum())] if len(cells) else []
+        else:
+            rows = cells if datasets is None else cells[cells.dataset.isin(datasets)]
+            out[metric] = [float(v) for v in rows[column]]
     return {k: v for k, v in out.items() if v}
 
 
 def main(argv=None):
     step = Step("fairness_pareto", "evaluate", __doc__)
-    for name in ("frontiers", "fairfair", "summaries", "points"):
+    for name in ("frontiers", "fairfair", "summaries", "points", "controls"):
         step.parser.add_argument(f"--{name}", type=Path, nargs="+", required=True)
     for name in ("out-frontiers", "out-fairfair", "out-points", "out-cells", "claims"):
         step.parser.add_argument(f"--{name}", type=Path, required=True)
     args, _ = step.start(argv)
     fr, ff, pts = gather(args.frontiers, "csv"), gather(args.fairfair, "csv"), gather(args.points, "csv")
+    ctrl = gather(args.controls, "csv")
     summ = gather(args.summaries, "json")
     rows = []
     for s in summ.to_dict("records"):
-        key = (fr.dataset == s["dataset"]) & (fr.seed == s["seed"])
-        pkey = (pts.dataset == s["dataset"]) & (pts.seed == s["seed"])
-        fkey = (ff.dataset == s["dataset"]) & (ff.seed == s["seed"])
+        def of(table):
+            return table[(table.dataset == s["dataset"]) & (table.seed == s["seed"])]
+
         rows.append({k: s[k] for k in ("dataset", "seed", "alpha0", "alpha1", "beta", "acc_b", "err0", "err1",
                                        "lemma2_acc", "const_acc", "dp_drop_owncaps")}
-                    | {"cap0": s["caps"][0], "cap1": s["caps"][1]} | cell_metrics(fr[key], pts[pkey], s, ff[fkey]))
+                    | {"cap0": s["caps"][0], "cap1": s["caps"][1]} | cell_metrics(of(fr), of(pts), s, of(ff))
+                    | control_metrics(of(ctrl), of(pts), s))
     cells = pd.DataFrame(rows).sort_values(["dataset", "seed"])
-    result = claims_mod.check(CLAIMS, measure(cells), args.profile, args.claims, step.log)
+    controls = {name: measure(as_control(cells, name)) for name in CONTROLS}
+    result = claims_mod.check(CLAIMS, measure(cells), args.profile, args.claims, step.log, controls=controls)
     write_text(args.out_frontiers, fr.to_csv(index=False, float_format="%.8g"))
     write_text(args.out_fairfair, ff.to_csv(index=False, float_format="%.8g"))
     write_text(args.out_points, pts.to_csv(index=False, float_format="%.8g"))

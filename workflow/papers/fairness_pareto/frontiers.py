@@ -3,6 +3,11 @@ caps), FACT (randomised flipping of z_b), FACT+G-STAR (hull of group ROC points 
 frontier of the binned base score, the fairness-fairness trade-off (min DP s.t. EOd <= eps, Acc >= eta) and Lemma 2.
 
 Everything uses the TEST marginals (alpha_a, beta) and the vanilla model's TEST confusion vector z_b, as the paper.
+
+Control ``shuffled_group`` (claims C1 and C3): the same model's test scores and labels with the group attribute
+randomly permuted (seeded by the cell's seed) before alpha_a, beta, z_b, the caps (the model's own group accuracies:
+group-only models of a random group mean nothing) and the group ROC points are computed. It removes what the claims'
+effects rest on, the base-rate gap alpha_0 - alpha_1 and the model's group disparity, while every LP runs as usual.
 """
 from __future__ import annotations
 
@@ -31,18 +36,40 @@ def roc_with_base(logit, y, g, z_b, n_thresholds: int) -> list:
     return [np.unique(np.vstack([roc[a], [[z_b[2 * a], z_b[2 * a + 1]]]]), axis=0) for a in (0, 1)]
 
 
-def frontier_table(s: dict, roc, joint, grid, notions) -> pd.DataFrame:
+FRONTIERS = ("ours", "ours_owncaps", "fact", "factgstar", "postproc")
+
+
+def frontier_table(s: dict, roc, joint, grid, notions, frontiers=FRONTIERS) -> pd.DataFrame:
     a0, a1, b, zb = s["alpha0"], s["alpha1"], s["beta"], np.asarray(s["z_b"])
-    rows = []
-    for notion in notions:
-        for eps in grid:
-            acc = {"ours": M.ms_frontier(a0, a1, b, eps, notion, z_b=zb, zb_groups=tuple(s["caps"]))["acc"],
-                   "ours_owncaps": M.ms_frontier(a0, a1, b, eps, notion, z_b=zb)["acc"],
-                   "fact": M.fact_frontier(a0, a1, b, eps, zb, notion)["acc"],
-                   "factgstar": M.fact_gstar_frontier(a0, a1, b, eps, roc, notion)["acc"],
-                   "postproc": M.score_frontier(joint, eps, notion)["acc"]}
-            rows += [{"frontier": f, "notion": notion, "eps": float(eps), "acc": v} for f, v in acc.items()]
+    solve = {"ours": lambda eps, notion: M.ms_frontier(a0, a1, b, eps, notion, z_b=zb, zb_groups=tuple(s["caps"])),
+             "ours_owncaps": lambda eps, notion: M.ms_frontier(a0, a1, b, eps, notion, z_b=zb),
+             "fact": lambda eps, notion: M.fact_frontier(a0, a1, b, eps, zb, notion),
+             "factgstar": lambda eps, notion: M.fact_gstar_frontier(a0, a1, b, eps, roc, notion),
+             "postproc": lambda eps, notion: M.score_frontier(joint, eps, notion)}
+    rows = [{"frontier": f, "notion": notion, "eps": float(eps), "acc": solve[f](eps, notion)["acc"]}
+            for notion in notions for eps in grid for f in frontiers]
     return pd.DataFrame(rows)
+
+
+def shuffled_group_cell(logit, y, g, seed: int) -> tuple[dict, np.ndarray]:
+    """The control's cell: the group attribute of the test rows permuted (seeded); marginals, z_b and the caps (the
+    model's own group accuracies) recomputed under it. Returns (summary-like dict, permuted groups)."""
+    gs = np.random.default_rng(seed).permutation(np.asarray(g).astype(int))
+    pred = (np.asarray(logit) > 0).astype(int)
+    z_b = M.confusion_vector(y, pred, gs)
+    stats = M.group_stats(y, gs)
+    caps = [float((y[gs == a] == pred[gs == a]).mean()) for a in (0, 1)]
+    return {**stats, "z_b": z_b.tolist(), "caps": caps, "acc_b": float((pred == y).mean())}, gs
+
+
+def drop_summary(table: pd.DataFrame, alpha0: float, alpha1: float, group_acc) -> dict:
+    """The DP drop of the MS frontier (eps = 1 -> 0), the EOd drop, and the Zhao-Gordon condition of claim C3 on the
+    vanilla model's own group errors 1 - group_acc."""
+    acc = table.set_index(["frontier", "notion", "eps"])["acc"]
+    err = [1 - group_acc[a] for a in (0, 1)]
+    return {"err0": err[0], "err1": err[1], "dp_drop_condition": M.dp_drop_condition(err[0], err[1], alpha0, alpha1),
+            "dp_drop": float(acc["ours", "dp", 1.0] - acc["ours", "dp", 0.0]),
+            "eod_drop": float(acc["ours", "eod", 1.0] - acc["ours", "eod", 0.0])}
 
 
 def fairfair_table(s: dict, eps_eod, n_levels: int) -> pd.DataFrame:
@@ -66,6 +93,7 @@ def main(argv=None):
     step.parser.add_argument("--frontiers", type=Path, required=True)
     step.parser.add_argument("--fairfair", type=Path, required=True)
     step.parser.add_argument("--summary", type=Path, required=True)
+    step.parser.add_argument("--control", type=Path, required=True, help="frontiers of the shuffled_group control")
     args, p = step.start(argv)
     s, f = read_json(args.base), read_npz(args.features)
     y, g, logit = f["y_test"], f["g_test"], f["logit_test"]
@@ -75,20 +103,26 @@ def main(argv=None):
     table = frontier_table(s, roc, joint, grid, p["notions"])
     fairfair = fairfair_table(s, grid[grid <= p["eps_max"] + 1e-9], p["fairfair_levels"])
     a0, a1, b = s["alpha0"], s["alpha1"], s["beta"]
-    err = [1 - x for x in s["group_acc_vanilla"]]
     lemma2 = M.lemma2_accuracy(a0, a1, b)
     acc = table.set_index(["frontier", "notion", "eps"])["acc"]
-    summary = {"alpha0": a0, "alpha1": a1, "beta": b, "acc_b": s["acc_b"], "caps": s["caps"], "err0": err[0],
-               "err1": err[1], "dp_drop_condition": M.dp_drop_condition(err[0], err[1], a0, a1),
+    # the control of claim C3/C1: same model, group attribute permuted; claim notions only, no diagnostics
+    s_ctrl, g_ctrl = shuffled_group_cell(logit, y, g, s["seed"])
+    control = frontier_table(s_ctrl, roc_with_base(logit, y, g_ctrl, s_ctrl["z_b"], p["roc_thresholds"]), None, grid,
+                             ("eod", "dp"), frontiers=("ours", "fact", "factgstar"))
+    summary = {"alpha0": a0, "alpha1": a1, "beta": b, "acc_b": s["acc_b"], "caps": s["caps"],
+               **drop_summary(table, a0, a1, s["group_acc_vanilla"]),
                "lemma2_acc": lemma2["acc"], "const_acc": lemma2["const_acc"],
-               "dp_drop": float(acc["ours", "dp", 1.0] - acc["ours", "dp", 0.0]),
+               # control of the Lemma 2 check: the same LP without its EOd = 0 constraint
+               "lemma2_acc_without_eod": M.lemma2_accuracy(a0, a1, b, with_eod=False)["acc"],
                "dp_drop_owncaps": float(acc["ours_owncaps", "dp", 1.0] - acc["ours_owncaps", "dp", 0.0]),
-               "eod_drop": float(acc["ours", "eod", 1.0] - acc["ours", "eod", 0.0])}
+               "shuffled_group": {k: s_ctrl[k] for k in ("alpha0", "alpha1", "beta", "caps")}
+               | drop_summary(control, s_ctrl["alpha0"], s_ctrl["alpha1"], s_ctrl["caps"])}
+    write_text(args.control, control.to_csv(index=False, float_format="%.8g"))
     write_text(args.frontiers, table.to_csv(index=False, float_format="%.8g"))
     write_text(args.fairfair, fairfair.to_csv(index=False, float_format="%.8g"))
     write_json(args.summary, summary)
     step.finish(metrics={k: v for k, v in summary.items() if isinstance(v, (int, float))},
-                outputs=[args.frontiers, args.fairfair, args.summary])
+                outputs=[args.frontiers, args.fairfair, args.summary, args.control])
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ __all__ = [
     "NOTIONS", "group_stats", "confusion_vector", "fairness_matrices", "fairness_metrics", "fairness_of_z",
     "ms_frontier", "ms_frontier_curve", "score_frontier", "score_bins_joint", "fact_frontier",
     "fact_gstar_frontier", "roc_points", "fairness_fairness_frontier", "lemma2_accuracy", "dp_drop_condition",
-    "retrain_head_group_bias", "predict_group_bias", "gstar_thresholds", "dfr_balanced_indices",
+    "retrain_head_group_bias", "predict_group_bias", "gstar_thresholds", "acc_at_level", "dfr_balanced_indices",
     "parse_adult", "parse_compas",
 ]
 
@@ -254,14 +254,16 @@ def fairness_fairness_frontier(alpha0, alpha1, beta, eps, eta, z_b=None, zb_grou
     return {"dp": dp, "z": None if z.value is None else np.asarray(z.value, float), "status": st}
 
 
-def lemma2_accuracy(alpha0, alpha1, beta) -> dict:
+def lemma2_accuracy(alpha0, alpha1, beta, with_eod=True) -> dict:
     """Lemma 2 LP: max A_c z s.t. DP(z) = 0, EOd(z) = 0, 0 <= z <= 1 (no K caps). If alpha_0 != alpha_1
     the optimum equals the constant-predictor accuracy max(P(Y=1), P(Y=0)).
+    ``with_eod=False`` drops the EOd = 0 constraint: a deliberately wrong LP (DP alone allows more than the
+    constant predictor), the control that the Lemma 2 check must catch.
     Returns ``{"acc", "const_acc", "z"}``."""
     M = fairness_matrices(alpha0, alpha1, beta)
     z = cp.Variable(4)
-    prob = cp.Problem(cp.Maximize(M["A_c"] @ z), [z >= 0, z <= 1, M["A_EOd"] @ z == 0,
-                                                   M["A_DP"] @ z + M["A_DPp"] @ (1 - z) == 0])
+    cons = [z >= 0, z <= 1, M["A_DP"] @ z + M["A_DPp"] @ (1 - z) == 0] + ([M["A_EOd"] @ z == 0] if with_eod else [])
+    prob = cp.Problem(cp.Maximize(M["A_c"] @ z), cons)
     _solve(prob)
     py1 = alpha0 * (1 - beta) + alpha1 * beta
     return {"acc": float(prob.value), "const_acc": float(max(py1, 1 - py1)), "z": np.asarray(z.value, float)}
@@ -276,13 +278,14 @@ def dp_drop_condition(err0, err1, alpha0, alpha1) -> bool:
 
 # --------------------------------------------------------- last-layer retraining (ours), G-STAR, DFR
 def retrain_head_group_bias(H, y, group, lam=1.0, notion="eod", w_init=None, b_init=0.0, tau=0.1,
-                            epochs=200, lr=1e-2, seed=0) -> dict:
+                            epochs=200, lr=1e-2, seed=0, group_bias=True) -> dict:
     """Retrain the linear head h_2 on x_hat = [h_1(g(x)), 1[a=0], 1[a=1]] with parameters [w, b_0, b_1]:
 
         min  BCE(w^T h + b_a, y) + lam * R(w, b),
         R_EOd = |sTPR_0 - sTPR_1| + |sTNR_0 - sTNR_1|,   R_DP = |sPR_0 - sPR_1|,
     soft rates = group means of sigmoid(logit / tau) (surrogate of Acc - lam * fairness; [reconstructed]).
-    Full-batch Adam, initialised at (w*, b*, b*). Returns ``{"w", "b0", "b1", "loss"}`` (numpy)."""
+    Full-batch Adam, initialised at (w*, b*, b*). ``group_bias=False`` ties b_0 = b_1 (one shared bias: the
+    paper's mechanism removed, the control of claim C4). Returns ``{"w", "b0", "b1", "loss"}`` (numpy)."""
     import torch
     torch.manual_seed(seed)
     Ht = torch.as_tensor(np.asarray(H, float), dtype=torch.float64)
@@ -291,14 +294,15 @@ def retrain_head_group_bias(H, y, group, lam=1.0, notion="eod", w_init=None, b_i
     w = torch.zeros(Ht.shape[1], dtype=torch.float64) if w_init is None else \
         torch.as_tensor(np.asarray(w_init, float), dtype=torch.float64).clone()
     w.requires_grad_(True)
-    b = torch.full((2,), float(b_init), dtype=torch.float64, requires_grad=True)
+    b = torch.full((2 if group_bias else 1,), float(b_init), dtype=torch.float64, requires_grad=True)
     gt = torch.as_tensor(g)
+    bias_index = gt if group_bias else torch.zeros_like(gt)   # tied: every row reads the one shared bias
     masks = {(a, c): (gt == a) & (yt == c) for a in (0, 1) for c in (0, 1)}
     opt = torch.optim.Adam([w, b], lr=lr)
     bce = torch.nn.BCEWithLogitsLoss()
     for _ in range(epochs):
         opt.zero_grad()
-        logit = Ht @ w + b[gt]
+        logit = Ht @ w + b[bias_index]
         s = torch.sigmoid(logit / tau)
         if notion == "eod":
             reg = (s[masks[0, 1]].mean() - s[masks[1, 1]].mean()).abs() + \
@@ -312,7 +316,7 @@ def retrain_head_group_bias(H, y, group, lam=1.0, notion="eod", w_init=None, b_i
         loss = bce(logit, yt) + lam * reg
         loss.backward()
         opt.step()
-    return {"w": w.detach().numpy().copy(), "b0": float(b[0].detach()), "b1": float(b[1].detach()), "loss": float(loss.detach())}
+    return {"w": w.detach().numpy().copy(), "b0": float(b[0].detach()), "b1": float(b[-1].detach()), "loss": float(loss.detach())}
 
 
 def predict_group_bias(H, group, head) -> np.ndarray:
@@ -351,6 +355,21 @@ def gstar_thresholds(score, y, group, lam=1.0, notion="eod", grid=None) -> dict:
     obj = acc - lam * fair
     i, j = np.unravel_index(int(np.argmax(obj)), obj.shape)
     return {"c0": float(grid[i]), "c1": float(grid[j]), "objective": float(obj[i, j])}
+
+
+def acc_at_level(acc, fair, level: float, const_acc: float) -> float:
+    """Best accuracy a method's points reach at fairness <= ``level`` (EOd or DP), each point randomised with the
+    majority-class constant predictor (fairness 0, accuracy ``const_acc``) just enough to meet the level.
+
+    Mixing a classifier z with a constant one (A_EOd z_c = 0, DP(z_c) = 0) with weight w gives fairness w * e and
+    accuracy c + w (a - c); so a point (a, e) reaches c + (a - c) min(1, level / e) at the level, and the constant
+    predictor itself is always available. The value is continuous in each point's e: a point just above or
+    just below the level changes it by float noise only (a hard cut-off made a verdict flip between machines)."""
+    a, e = np.asarray(acc, float), np.asarray(fair, float)
+    if a.size == 0:
+        return float(const_acc)
+    w = np.where(e <= level, 1.0, level / np.maximum(e, 1e-300))
+    return float(max(const_acc, np.max(const_acc + (a - const_acc) * w)))
 
 
 def dfr_balanced_indices(y, group, seed=0) -> np.ndarray:

@@ -15,8 +15,9 @@ FRONTIERS = {"ours": ("Ours (MS frontier)", "-", 2.0, "black"), "fact": ("FACT",
              "factgstar": ("FACT + G-STAR", "-.", 1.4, "#8c564b"), "postproc": ("best post-proc. of score (test)", ":", 1.2, "#17becf")}
 METHODS = {"ours_eod": "Ours (group bias, EOd)", "ours_dp": "Ours (group bias, DP)", "gstar_eod": "G-STAR (EOd)",
            "gstar_dp": "G-STAR (DP)", "eqodds": "Eq. Odds (fairlearn)", "dp_postproc": "DP post-proc. (fairlearn)",
-           "dfr": "DFR", "expgrad_eod": "ExpGrad EOd (fairlearn)", "expgrad_dp": "ExpGrad DP (fairlearn)"}
-MARKERS = dict(zip(METHODS, "o^sDvPX*h"))
+           "dfr": "DFR", "expgrad_eod": "ExpGrad EOd (fairlearn)", "expgrad_dp": "ExpGrad DP (fairlearn)",
+           "ours_shared_eod": "control: ours w/o group bias (EOd)"}
+MARKERS = dict(zip(METHODS, "o^sDvPX*h<"))
 
 
 def plane(frontiers: pd.DataFrame, points: pd.DataFrame, notion: str, xmax: float):

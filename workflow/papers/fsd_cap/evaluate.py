@@ -1,5 +1,9 @@
 """All runs -> the long metrics table, the paper's main table (methods x {structural, uniform} accuracy at 99.5 %
-missing, + full features) and the claims of claims.yaml (paired per (mask, seed) differences)."""
+missing, + full features) and the claims of claims.yaml (paired per (mask, seed) differences).
+
+The claims' metrics come from one function, `measure(table, rate, method)`: with method = fsd_cap they are the
+claims; with a control variant in FSD-CAP's place (cap_no_classes: the class-aware step broken; fsd_cap_official:
+the official label use, leaking the selection nodes' labels) they are that control's values for the same checks."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,13 +16,15 @@ from workflow.core.io import read_json, write_text
 from workflow.core.step import Step
 
 CLAIMS = Path(__file__).with_name("claims.yaml")
+CONTROLS = {"cap_no_classes": "cap_no_classes", "official_protocol": "fsd_cap_official"}  # control -> method in FSD-CAP's place
+GRAPHS = (("csbm", "csbm"), ("mfeat", "mfeat"))  # (data set, metric suffix)
 
 
 def long_table(paths: list[Path]) -> pd.DataFrame:
     rows = []
     for path in paths:
         run = read_json(path)
-        rows += [{"dataset": run["dataset"], "method": run["method"], "seed": run["seed"], **r} for r in run["rows"]]
+        rows += [{"dataset": run["dataset"], "seed": run["seed"], **r} for r in run["rows"]]
     return pd.DataFrame(rows)
 
 
@@ -31,30 +37,47 @@ def at_rate(t: pd.DataFrame, rate: float, task: str) -> pd.DataFrame:
     return pd.concat([main] + [full.assign(mask=k) for k in kinds], ignore_index=True)
 
 
+def by_unit(t: pd.DataFrame, dataset: str, value: str) -> pd.DataFrame:
+    """(mask, seed) x method table of one value on one data set."""
+    return t[t.dataset.eq(dataset)].pivot_table(index=["mask", "seed"], columns="method", values=value)
+
+
 def paired(t: pd.DataFrame, dataset: str, a: str, b: str, value: str) -> list[float]:
     """value(a) - value(b) per (mask, seed) where both ran on `dataset`."""
-    d = t[t.dataset.eq(dataset)].pivot_table(index=["mask", "seed"], columns="method", values=value)
+    d = by_unit(t, dataset, value)
     if a not in d or b not in d:
         return []
     return [float(v) for v in (d[a] - d[b]).dropna()]
 
 
-def measure(t: pd.DataFrame, rate: float) -> dict[str, list[float]]:
-    node, link = at_rate(t, rate, "node"), at_rate(t, rate, "link") if "link" in set(t.task) else t.iloc[:0]
+def selection_optimism(t: pd.DataFrame, dataset: str, method: str) -> list[float]:
+    """Validation (selection-node) accuracy minus test accuracy of one method, per (mask, seed). Large when the
+    imputed features of the selection nodes carry their labels."""
+    val, test = by_unit(t, dataset, "val_acc"), by_unit(t, dataset, "test_acc")
+    return [float(v) for v in (val[method] - test[method]).dropna()] if method in val else []
+
+
+def measure(t: pd.DataFrame, rate: float, method: str = "fsd_cap") -> dict[str, list[float]]:
+    """Every claim metric with `method` in FSD-CAP's place (per (mask, seed) unit)."""
+    node = at_rate(t, rate, "node")
+    link = at_rate(t, rate, "link") if "link" in set(t.task) else t.iloc[:0]
     m = {}
-    for ds, tag in (("csbm", "csbm"), ("mfeat", "mfeat")):
-        m[f"k1_gain_vs_fp_{tag}"] = paired(node, ds, "fsd_cap", "fp", "test_acc")
-        m[f"k1_gain_vs_pcfi_{tag}"] = paired(node, ds, "fsd_cap", "pcfi_lite", "test_acc")
-        m[f"k2_gap_to_full_{tag}"] = paired(node, ds, "fsd_cap", "full", "test_acc")
-        m[f"k4_cap_gain_{tag}"] = paired(node, ds, "fsd_cap", "stage1_only", "test_acc")
+    for ds, tag in GRAPHS:
+        m[f"k1_gain_vs_fp_{tag}"] = paired(node, ds, method, "fp", "test_acc")
+        m[f"k1_gain_vs_pcfi_{tag}"] = paired(node, ds, method, "pcfi_lite", "test_acc")
+        m[f"k2_gap_to_full_{tag}"] = paired(node, ds, method, "full", "test_acc")
+        m[f"k4_cap_gain_{tag}"] = paired(node, ds, method, "stage1_only", "test_acc")
+        m[f"s1_val_minus_test_{tag}"] = selection_optimism(node, ds, method)
         m[f"info_train_labels_only_minus_fp_{tag}"] = paired(node, ds, "cap_train_labels_only", "fp", "test_acc")
         m[f"info_stage1_minus_fp_{tag}"] = paired(node, ds, "stage1_only", "fp", "test_acc")
+        m[f"info_official_minus_fp_{tag}"] = paired(node, ds, "fsd_cap_official", "fp", "test_acc")
+        m[f"info_official_minus_stage1_{tag}"] = paired(node, ds, "fsd_cap_official", "stage1_only", "test_acc")
     if len(link):
-        m["k3_auc_gain_vs_fp"] = paired(link, "csbm", "fsd_cap", "fp", "test_auc")
-        m["k3_auc_gap_to_full"] = paired(link, "csbm", "fsd_cap", "full", "test_auc")
-    m["k5_gain_vs_fp_het"] = paired(node, "csbm_het", "fsd_cap", "fp", "test_acc")
+        m["k3_auc_gain_vs_fp"] = paired(link, "csbm", method, "fp", "test_auc")
+        m["k3_auc_gap_to_full"] = paired(link, "csbm", method, "full", "test_auc")
+    m["k5_gain_vs_fp_het"] = paired(node, "csbm_het", method, "fp", "test_acc")
     for g in ("0.5", "2"):
-        m[f"info_gamma{g}_minus_gamma1"] = paired(node, "csbm", f"fsd_gamma{g}", "fsd_cap", "test_acc")
+        m[f"info_gamma{g}_minus_gamma1"] = paired(node, "csbm", f"fsd_gamma{g}", method, "test_acc")
     return {k: v for k, v in m.items() if v}
 
 
@@ -73,13 +96,14 @@ def main_table(t: pd.DataFrame, rate: float) -> pd.DataFrame:
 
 def main(argv=None):
     step = Step("fsd_cap", "evaluate", __doc__)
-    step.parser.add_argument("runs", type=Path, nargs="+", help="runs/<dataset>/<method>_s<seed>.json")
+    step.parser.add_argument("runs", type=Path, nargs="+", help="runs/<dataset>/s<seed>.json")
     step.parser.add_argument("--table", type=Path, required=True)
     step.parser.add_argument("--main-table", type=Path, required=True)
     step.parser.add_argument("--claims", type=Path, required=True)
     args, p = step.start(argv)
     table = long_table(args.runs)
-    result = claims_mod.check(CLAIMS, measure(table, p["rate"]), args.profile, args.claims, step.log)
+    controls = {name: measure(table, p["rate"], method) for name, method in CONTROLS.items()}
+    result = claims_mod.check(CLAIMS, measure(table, p["rate"]), args.profile, args.claims, step.log, controls=controls)
     write_text(args.table, table.to_csv(index=False, float_format="%.6g"))
     write_text(args.main_table, main_table(table, p["rate"]).to_csv(index=False, float_format="%.4f"))
     step.finish(metrics=claims_mod.as_metrics(result), artifacts=[args.main_table, args.claims],

@@ -14,12 +14,20 @@ which vectorises over columns with an [n, c] region mask. With R_0 = known and R
 hop t is {dist(·, known) ≤ 1 + 2 + … + t}: computed once from BFS distances.
 
 CAP, stage 2 (utilsDiff.oursDiff): a pre-GNN on the stage-1 features gives pseudo-labels ŷ (true labels on
-train and validation nodes, best-validation predictions elsewhere, as the official code) and confidences
+the labelled nodes the imputer may use, best-validation predictions elsewhere) and confidences
 c_i = max softmax(z_i/T) (logits of the pre-GNN's last epoch, as the official pred_y);
 neighbourhood-entropy weights w_i = 1 − H(hist ŷ over N(i) ∪ {i}) / log(|N(i)| + 1); class prototypes
 m_c = Σ_{ŷ_i=c} w_i z_i / Σ_{ŷ_i=c} w_i; missing entries only: z_i ← c_i z_i + (1 − c_i) m_{ŷ_i}.
+
+Label protocol. The official code puts the true labels of the training AND all validation nodes into ŷ and then
+selects models on those same validation nodes, whose imputed features now carry their labels. Here the validation
+nodes are split once per seed: `val_cap`, whose labels the imputer may use (its pre-GNN is also selected there),
+and `val_sel`, which only the downstream model selection sees (every method selects on it). The official use
+(`fsd_cap_official`: all validation labels in ŷ) and training labels only (`cap_train_labels_only`) are variants.
 """
 from __future__ import annotations
+
+import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -66,9 +74,11 @@ def keep_largest_component(a: sp.spmatrix, x: np.ndarray, y: np.ndarray):
     return sp.csr_matrix(a[keep][:, keep]), x[keep], y[keep]
 
 
-def per_class_split(y: np.ndarray, dev: int, train_per_class: int, seed: int) -> dict:
+def per_class_split(y: np.ndarray, dev: int, train_per_class: int, seed: int, cap_val_frac: float = 0.5) -> dict:
     """As the official set_per_class_train_val_test_split: `dev` random development nodes, `train_per_class` of
-    each class from them for training, the rest of dev for validation, all other nodes for test."""
+    each class from them for training, the rest of dev for validation, all other nodes for test. The validation
+    nodes are then split at random: `val_cap` (a `cap_val_frac` share; labels the imputer may use) and `val_sel`
+    (the rest; model selection only). train/val/test are those of the official split for the same seed."""
     rng = np.random.default_rng(seed)
     if dev >= len(y):
         raise ValueError(f"split: dev={dev} must be < n={len(y)} nodes (lower fsd_cap.split.dev)")
@@ -77,7 +87,12 @@ def per_class_split(y: np.ndarray, dev: int, train_per_class: int, seed: int) ->
     train = np.concatenate([rng.permutation(dev_idx[y[dev_idx] == c])[:train_per_class] for c in np.unique(y)])
     val = np.setdiff1d(dev_idx, train)
     test = perm[dev:]
-    return {"train": np.sort(train), "val": np.sort(val), "test": np.sort(test)}
+    shuffled = rng.permutation(val)  # drawn after the official split, so train/val/test do not change
+    cut = int(round(cap_val_frac * len(val)))
+    if not 0 < cut < len(val):
+        raise ValueError(f"split: cap_val_frac={cap_val_frac} leaves one validation part empty ({len(val)} nodes)")
+    return {"train": np.sort(train), "val": np.sort(val), "val_cap": np.sort(shuffled[:cut]),
+            "val_sel": np.sort(shuffled[cut:]), "test": np.sort(test)}
 
 
 def missing_mask(shape: tuple[int, int], kind: str, rate: float, seed: int) -> np.ndarray:
@@ -236,31 +251,70 @@ def class_aware_propagation(z: np.ndarray, mask: np.ndarray, yhat: np.ndarray, c
     return np.where(mask, z, refined)
 
 
-def fsd_cap(a: sp.spmatrix, x: np.ndarray, mask: np.ndarray, y: np.ndarray, split: dict, mode: str, imp: dict,
-            gnn: dict, seed: int, labelled: str = "train_val", gamma: float | None = None,
-            stage2: bool = True) -> np.ndarray:
-    """The whole imputer: stage 1, then (unless stage2=False) a pre-GNN and CAP.
+# ---------------------------------------------------------------- FSD-CAP and its variants, sharing their parts
+# name -> how it differs from FSD-CAP. labels: whose true labels enter ŷ; gamma: stage-1 exponent (None = params);
+# cap: run stage 2; one_class: CAP with every node in one class (the class information removed: the control).
+FSD_VARIANTS = {
+    "fsd_cap": dict(labels=("train", "val_cap")),
+    "stage1_only": dict(cap=False),
+    "cap_train_labels_only": dict(labels=("train",)),
+    "fsd_cap_official": dict(labels=("train", "val")),           # official: the selection nodes' labels too
+    "cap_no_classes": dict(one_class=True),
+    "fsd_gamma0.5": dict(labels=("train", "val_cap"), gamma=0.5),
+    "fsd_gamma2": dict(labels=("train", "val_cap"), gamma=2.0),
+}
+BASELINES = ("full", "zero", "mean", "fp", "pcfi_lite")
+METHODS = BASELINES + tuple(FSD_VARIANTS)
 
-    labelled: whose true labels enter ŷ — "train_val" (the official code) or "train" (the ablation).
-    """
-    z = fsd_stage1(a, x, mask, imp["iterations"], imp["gamma"] if gamma is None else gamma, imp["lam"], mode)
-    if not stage2:
-        return z
-    pre = graphs.train_node_classifier(a, z, y, split["train"], split["val"], split["test"], seed=seed, **gnn)
-    nodes = np.concatenate([split["train"], split["val"]]) if labelled == "train_val" else split["train"]
-    classes = int(y.max()) + 1
-    yhat = pseudo_labels(pre["logits"], y, nodes)
-    conf = softmax_confidence(pre["last_logits"], imp["temperature"])  # official: pred_y of the last forward pass
+
+def pre_gnn(a: sp.spmatrix, z: np.ndarray, y: np.ndarray, split: dict, gnn: dict, seed: int) -> dict:
+    """The pre-GNN of stage 2: trained on the training nodes, its epoch selected on `val_cap` (never on the
+    downstream selection nodes)."""
+    return graphs.train_node_classifier(a, z, y, split["train"], split["val_cap"], split["test"], seed=seed, **gnn)
+
+
+def cap_stage(a: sp.spmatrix, z: np.ndarray, mask: np.ndarray, y: np.ndarray, split: dict, pre: dict,
+              variant: dict, temperature: float) -> np.ndarray:
+    """Stage 2 of one variant on the stage-1 features z, given the pre-GNN's output. With `one_class` every node
+    has the same pseudo-label: the prototype is the mean of z and each missing entry moves towards it by the
+    same confidences (CAP's pull without its class information)."""
+    if variant.get("one_class"):
+        yhat, classes = np.zeros(len(y), dtype=np.int64), 1
+    else:
+        labelled = np.concatenate([split[k] for k in variant["labels"]])
+        yhat, classes = pseudo_labels(pre["logits"], y, labelled), int(y.max()) + 1
+    conf = softmax_confidence(pre["last_logits"], temperature)  # official: pred_y of the last forward pass
     return class_aware_propagation(z, mask, yhat, conf, entropy_weights(a, yhat, classes), classes)
 
 
-METHODS = ("full", "zero", "mean", "fp", "pcfi_lite", "fsd_cap", "stage1_only", "cap_train_labels_only",
-           "fsd_gamma0.5", "fsd_gamma2")
+def fsd_family(names, a: sp.spmatrix, x: np.ndarray, mask: np.ndarray, y: np.ndarray, split: dict, mode: str,
+               imp: dict, gnn: dict, seed: int) -> tuple[dict, dict]:
+    """FSD-CAP variants on one graph and mask: ({name: features}, {name: seconds it would take alone}).
+
+    Stage 1 runs once per γ and the pre-GNN once per stage 1, so variants differ only in what they change
+    (a control then differs from the method in its broken part alone)."""
+    feats, seconds, stage1, pre = {}, {}, {}, {}
+    for name in names:
+        v = FSD_VARIANTS[name]
+        gamma = imp["gamma"] if v.get("gamma") is None else v["gamma"]
+        if gamma not in stage1:
+            t0 = time.time()
+            stage1[gamma] = (fsd_stage1(a, x, mask, imp["iterations"], gamma, imp["lam"], mode), time.time() - t0)
+        z, spent = stage1[gamma]
+        if not v.get("cap", True):
+            feats[name], seconds[name] = z, spent
+            continue
+        if gamma not in pre:
+            t0 = time.time()
+            pre[gamma] = (pre_gnn(a, z, y, split, gnn, seed), time.time() - t0)
+        t0 = time.time()
+        feats[name] = cap_stage(a, z, mask, y, split, pre[gamma][0], v, imp["temperature"])
+        seconds[name] = spent + pre[gamma][1] + time.time() - t0
+    return feats, seconds
 
 
-def impute(method: str, a: sp.spmatrix, x: np.ndarray, mask: np.ndarray, y: np.ndarray, split: dict, mode: str,
-           imp: dict, gnn: dict, seed: int) -> np.ndarray:
-    """One method's features for the downstream model (``full`` = the true features, the reference)."""
+def baseline(method: str, a: sp.spmatrix, x: np.ndarray, mask: np.ndarray, mode: str, imp: dict) -> np.ndarray:
+    """One baseline's features for the downstream model (``full`` = the true features, the reference)."""
     if method == "full":
         return x
     if method == "zero":
@@ -271,16 +325,21 @@ def impute(method: str, a: sp.spmatrix, x: np.ndarray, mask: np.ndarray, y: np.n
         return feature_propagation(a, x, mask, imp["fp_iterations"])
     if method == "pcfi_lite":
         return pcfi_lite(a, x, mask, imp["fp_iterations"], imp["pcfi_alpha"], mode)
-    common = dict(a=a, x=x, mask=mask, y=y, split=split, mode=mode, imp=imp, gnn=gnn, seed=seed)
-    if method == "fsd_cap":
-        return fsd_cap(**common)
-    if method == "stage1_only":
-        return fsd_cap(**common, stage2=False)
-    if method == "cap_train_labels_only":
-        return fsd_cap(**common, labelled="train")
-    if method.startswith("fsd_gamma"):
-        return fsd_cap(**common, gamma=float(method.removeprefix("fsd_gamma")))
     raise ValueError(f"unknown method {method!r}; use one of {METHODS}")
+
+
+def impute_all(names, a: sp.spmatrix, x: np.ndarray, mask: np.ndarray, y: np.ndarray, split: dict, mode: str,
+               imp: dict, gnn: dict, seed: int) -> tuple[dict, dict]:
+    """Every named method's features on one graph and mask, and the seconds each took."""
+    unknown = [m for m in names if m not in METHODS]
+    if unknown:
+        raise ValueError(f"unknown methods {unknown}; use some of {METHODS}")
+    feats, seconds = fsd_family([m for m in names if m in FSD_VARIANTS], a, x, mask, y, split, mode, imp, gnn, seed)
+    for m in (m for m in names if m in BASELINES):
+        t0 = time.time()
+        feats[m] = baseline(m, a, x, mask, mode, imp)
+        seconds[m] = time.time() - t0
+    return {m: feats[m] for m in names}, {m: seconds[m] for m in names}
 
 
 def rmse_missing(x: np.ndarray, imputed: np.ndarray, mask: np.ndarray) -> float:

@@ -55,9 +55,10 @@ exactly every ``refresh`` updates; the sliding window recomputes the reverse-onl
 (``recompute_every`` arrivals) rather than after every arrival.
 
 Parameters measured to fit the spec's claims at n = 40 (2-core pilot runs): online rho = 20 (rho_sketch = 8);
-stream rho = 20, rho_reduce = 60, block = 2500; mr-only rho_reduce = 60, block = 2500; offline-is rho = 20;
+stream rho = 20, rho_reduce = 60; mr-only rho_reduce = 60; merge-and-reduce block B = ceil(rho_reduce (n - 1))
+(``merge_block_size``, a rule; it was a tuned 2500 before); offline-is rho = 20;
 uniform budget = stream's ``peak_stored`` (median of 5 reservoir seeds); sliding window = 8000,
-rho = 30, recompute_every = 1000 on m = 32000. Smoke: n = 30, rho = 10, rho_reduce = 30, block = 1000.
+rho = 30, recompute_every = 1000 on m = 32000. Smoke: n = 30, rho = 10, rho_reduce = 30.
 """
 
 from __future__ import annotations
@@ -74,10 +75,13 @@ __all__ = [
     "rho_from_eps", "balance_weights", "local_balance", "offline_importance_sample", "uniform_reservoir",
     "online_sparsify", "stream_sparsify", "sliding_window_sparsify", "run_method", "run_sliding",
     "make_test_family", "reference_stats", "evaluate_sparsifier", "evaluate_sliding", "graph_spectral_eps",
-    "min_cut_value", "brute_force_min_cut", "growth_ratio", "subhypergraph",
+    "min_cut_value", "brute_force_min_cut", "growth_ratio", "subhypergraph", "merge_block_size",
+    "shuffled_importance_sample",
 ]
 
-METHODS = ("store-all", "uniform", "offline-is", "online-exact", "online-sketch", "stream", "mr-only")
+# Appended names only: a method's position seeds its random numbers (sparsify_eval.rng_for).
+METHODS = ("store-all", "uniform", "offline-is", "online-exact", "online-sketch", "stream", "mr-only",
+           "online-shuffled")
 KIND_NAMES = ("gauss", "singleton", "community", "union", "eigvec", "bisection")
 WORD_BITS = 64
 
@@ -284,6 +288,16 @@ def space_bits(sizes, n: int) -> int:
 def rho_from_eps(eps: float, n: int, C: float = 1.0) -> float:
     """Oversampling ``rho = C eps^-2 ln n`` (offline IS rate; C is the knob the spec asks to expose)."""
     return float(C) * math.log(n) / float(eps) ** 2
+
+
+def merge_block_size(rho_reduce: float, n: int) -> int:
+    """Merge-and-reduce block size B: the nominal size of one reduced sparsifier, ``ceil(rho_reduce (n - 1))``.
+
+    Merge-and-reduce (Bentley-Saxe; coreset streaming) buffers as many items as one reduced summary holds, so
+    that a reduction halves a merged pair. The offline sampler keeps ``sum_e min(1, rho s_e)`` hyperedges in
+    expectation, and the importances sum to ``n - 1`` (leverage scores of a connected graph; between n - 1 and
+    gamma (n - 1) for a balanced hypergraph), hence B = rho_reduce (n - 1): a rule, not a tuned value."""
+    return int(math.ceil(float(rho_reduce) * (int(n) - 1)))
 
 
 def growth_ratio(stored_small: float, stored_large: float) -> float:
@@ -554,7 +568,7 @@ def online_sparsify(verts, weights, n: int, rho: float, seed=0, prefix: str = "e
             "log_sketch_rows": np.array(logs[3])}
 
 
-def stream_sparsify(verts, weights, n: int, rho: float = 20.0, rho_reduce: float = 60.0, block: int = 2500,
+def stream_sparsify(verts, weights, n: int, rho: float = 20.0, rho_reduce: float = 60.0, block: int | None = None,
                     seed=0, pre_thin: bool = True, gamma: float = 2.0, max_rounds: int = 30, reg: float = 1e-6,
                     self_in_prefix: bool = True, log_every: int = 1000) -> dict:
     """Streaming sparsifier (claim 1): online pre-thinning followed by merge-and-reduce (spec 2.3 ``stream``).
@@ -566,12 +580,14 @@ def stream_sparsify(verts, weights, n: int, rho: float = 20.0, rho_reduce: float
     buffer holds ``block`` hyperedges it is reduced by ``offline_importance_sample`` (rate ``rho_reduce``,
     the spec's eps' = eps / (2 levels) folded into it) to level 0; two sets on level l are merged (union) and
     reduced to level l+1. Output = union of all levels + the (unreduced) buffer. ``pre_thin=False`` gives
-    the ``mr-only`` baseline (every arrival enters the buffer with its own weight).
+    the ``mr-only`` baseline (every arrival enters the buffer with its own weight). ``block=None``: B from
+    ``merge_block_size`` (the size of one reduced sparsifier).
 
-    Returns dict(idx, weight, peak_stored, peak_bits, levels (number of occupied levels at the end),
+    Returns dict(idx, weight, peak_stored, peak_bits, block, levels (number of occupied levels at the end),
     max_level, reductions, thinned (hyperedges that passed the pre-thinning), log_t, log_stored, log_bits).
     """
     rng = _rng(seed)
+    block = merge_block_size(rho_reduce, n) if block is None else int(block)
     A = np.asarray(verts, dtype=np.int64)
     w = np.asarray(weights, dtype=float)
     m = A.shape[0]
@@ -645,9 +661,26 @@ def stream_sparsify(verts, weights, n: int, rho: float = 20.0, rho_reduce: float
     mi, mw = _memory()
     order = np.argsort(mi, kind="stable")
     return {"idx": mi[order], "weight": mw[order], "peak_stored": int(peak_stored), "peak_bits": int(peak_bits),
-            "levels": int(sum(lv is not None for lv in levels)), "max_level": int(max_level),
+            "block": block, "levels": int(sum(lv is not None for lv in levels)), "max_level": int(max_level),
             "reductions": int(reductions), "thinned": int(thinned if pre_thin else m), "log_t": np.array(logs[0]),
             "log_stored": np.array(logs[1]), "log_bits": np.array(logs[2])}
+
+
+def shuffled_importance_sample(p, weights, seed=0, log_every: int = 1000) -> dict:
+    """Negative control of importance sampling: the sampler's own probabilities p, randomly permuted over the
+    hyperedges. Same multiset of probabilities (so the same expected memory, sum p), but a hyperedge's
+    probability no longer reflects its importance; kept e gets weight ``w_e / q_e`` (still unbiased).
+
+    Returns dict(idx, weight, q (m,), log_t, log_stored)."""
+    rng = _rng(seed)
+    p = np.asarray(p, dtype=float)
+    w = np.asarray(weights, dtype=float)
+    q = rng.permutation(p)
+    keep = rng.random(p.size) < q
+    idx = np.flatnonzero(keep)
+    log_t = np.unique(np.r_[np.arange(log_every, p.size + 1, log_every), p.size])
+    return {"idx": idx, "weight": w[idx] / q[idx], "q": q, "log_t": log_t,
+            "log_stored": np.cumsum(keep)[log_t - 1] if p.size else np.zeros(0, np.int64)}
 
 
 def sliding_window_sparsify(verts, weights, n: int, window: int, rho: float = 20.0, seed=0, query_times=None,
@@ -736,6 +769,7 @@ _PARAMS = {
     "online-sketch": ("rho", "gamma", "self_in_prefix", "reg", "refresh", "rho_sketch"),
     "stream": ("rho", "rho_reduce", "block", "gamma", "max_rounds", "reg", "self_in_prefix"),
     "mr-only": ("rho_reduce", "block", "gamma", "max_rounds"),
+    "online-shuffled": ("rho", "gamma", "self_in_prefix", "reg", "refresh"),
 }
 
 
@@ -743,8 +777,9 @@ def run_method(method: str, H: dict, seed=0, **params) -> dict:
     """One run of ``method`` (in ``METHODS``) on stream ``H``.
 
     Params: store-all: -; uniform: budget (int, required: the memory to match); offline-is: rho; online-exact:
-    rho; online-sketch: rho, rho_sketch; stream: rho, rho_reduce, block; mr-only: rho_reduce, block (+ the
-    optional knobs of the underlying functions, see ``_PARAMS``).
+    rho; online-sketch: rho, rho_sketch; stream: rho, rho_reduce (block: default ``merge_block_size``); mr-only:
+    rho_reduce (block); online-shuffled (control): online-exact's params (+ the optional knobs of the
+    underlying functions, see ``_PARAMS``).
 
     Returns dict(method, n, m, r, idx, weight, stored, frac_stored, bits, bits_frac, peak_stored, peak_bits,
     sketch_rows, sketch_bits, bits_total, bridges_kept, time_s, log_t, log_stored) plus method extras:
@@ -788,10 +823,17 @@ def run_method(method: str, H: dict, seed=0, **params) -> dict:
         extra = {"mean_p": float(out["p"].mean()), "sum_importance": float(out["importance"].sum()),
                  "sketch_rows": int(out["sketch_rows"])}
         lt, ls = out["log_t"], out["log_stored"]
+    elif method == "online-shuffled":  # control: online-exact's probabilities, permuted over the hyperedges
+        out = online_sparsify(A, w, n, seed=seed, prefix="exact", **params)
+        sh = shuffled_importance_sample(out["p"], w, seed)
+        idx, wt = sh["idx"], sh["weight"]
+        extra = {"mean_p": float(sh["q"].mean())}
+        lt, ls = sh["log_t"], sh["log_stored"]
     else:
         out = stream_sparsify(A, w, n, seed=seed, pre_thin=(method == "stream"), **params)
         idx, wt = out["idx"], out["weight"]
-        extra = {k: out[k] for k in ("peak_stored", "peak_bits", "levels", "max_level", "reductions", "thinned")}
+        extra = {k: out[k] for k in ("peak_stored", "peak_bits", "block", "levels", "max_level", "reductions",
+                                     "thinned")}
         lt, ls = out["log_t"], out["log_stored"]
     elapsed = time.perf_counter() - t0
     bits = space_bits(sizes[idx], n)
@@ -1019,26 +1061,36 @@ def evaluate_sparsifier(H: dict, idx, weight, X, seed=0, ascent_steps: int = 20,
     return out
 
 
-def evaluate_sliding(H: dict, res: dict, seed=0, ascent_steps: int = 20, **family_kw) -> dict:
+def evaluate_sliding(H: dict, res: dict, seed=0, ascent_steps: int = 20, control_seed=1, **family_kw) -> dict:
     """eps_hat of each sliding-window snapshot against the true window ``[T - W, T)`` (test family built
-    per window). Returns dict(query_times, eps_hat (Q,), eps_family (Q,), eps_exact (Q,; NaN unless rank 2),
-    stored (Q,), stored_frac_window (Q,), eps_hat_max, stored_frac_max)."""
+    per window), and of its negative control: a uniform sample of the window of the same size (weights
+    scaled by window size / sample size; drawn from ``control_seed``, so the method's own scores do not depend
+    on it), scored on the same test family.
+
+    Returns dict(query_times, eps_hat (Q,), eps_family (Q,), eps_exact (Q,; NaN unless rank 2), eps_hat_uniform
+    (Q,), stored (Q,), stored_frac_window (Q,), eps_hat_max, stored_frac_max)."""
+    ctrl = _rng(control_seed)
     W = int(res["window"])
     ptr = res["snap_ptr"]
-    eh, ef, ex, st = [], [], [], []
+    eh, ef, ex, eu, st = [], [], [], [], []
     for q, T in enumerate(res["query_times"]):
         lo = max(0, int(T) - W)
         win = subhypergraph(H, np.arange(lo, int(T)))
         sidx = res["snap_idx"][ptr[q]:ptr[q + 1]] - lo
         fam = make_test_family(win, seed, **family_kw)
+        ref = reference_stats(win, fam["X"])
         ev = evaluate_sparsifier(win, sidx, res["snap_weight"][ptr[q]:ptr[q + 1]], fam["X"], seed,
-                                 ascent_steps=ascent_steps)
+                                 ascent_steps=ascent_steps, ref=ref)
+        uidx = uniform_reservoir(int(T) - lo, sidx.size, ctrl)
+        uni = evaluate_sparsifier(win, uidx, win["weights"][uidx] * ((int(T) - lo) / max(uidx.size, 1)), fam["X"],
+                                  ascent_steps=ascent_steps, ref=ref)
         eh.append(ev["eps_hat"])
         ef.append(ev["eps_family"])
         ex.append(ev["eps_exact"])
+        eu.append(uni["eps_hat"])
         st.append(sidx.size)
     st = np.asarray(st)
     return {"query_times": np.asarray(res["query_times"]), "eps_hat": np.asarray(eh), "eps_family": np.asarray(ef),
-            "eps_exact": np.asarray(ex),
+            "eps_exact": np.asarray(ex), "eps_hat_uniform": np.asarray(eu),
             "stored": st, "stored_frac_window": st / W, "eps_hat_max": float(max(eh, default=float("nan"))),
             "stored_frac_max": float((st / W).max(initial=0.0))}

@@ -10,9 +10,12 @@ from workflow.core import plotting
 from workflow.core.io import write_text
 from workflow.core.step import Step
 
-ORDER = ["store-all", "uniform", "offline-is", "online-exact", "online-sketch", "stream", "mr-only"]
+ORDER = ["store-all", "uniform", "offline-is", "online-exact", "online-sketch", "stream", "mr-only",
+         "uniform-online", "online-shuffled"]
+CONTROLS = {"uniform-online", "online-shuffled"}  # negative controls, run at m_large only
 PALETTE = {"store-all": "black", "uniform": "tab:gray", "offline-is": "tab:purple", "online-exact": "tab:blue",
-           "online-sketch": "tab:cyan", "stream": "tab:red", "mr-only": "tab:orange"}  # one colour per method, every figure
+           "online-sketch": "tab:cyan", "stream": "tab:red", "mr-only": "tab:orange", "uniform-online": "silver",
+           "online-shuffled": "tab:brown"}  # one colour per method, every figure
 
 
 def families(t: pd.DataFrame) -> list[str]:
@@ -35,7 +38,7 @@ def fig_space(t: pd.DataFrame, space: pd.DataFrame):
     """Fig. A: top, peak stored hyperedges vs m (log-log; median and range over seeds); bottom, stored hyperedges
     over the longest stream (first seed): linear for store-all, ~log for online, a saw-tooth for merge-and-reduce."""
     fams = families(t)
-    d = t[(t.order == "random") & (t.method != "uniform")]
+    d = t[(t.order == "random") & ~t.method.isin({"uniform"} | CONTROLS)]
     hue = [mt for mt in ORDER if mt in set(d.method)]
     fig, axes = plotting.subplots(2, len(fams), width=3.8, height=3.0, layout="constrained")
     for ax, fam in zip(axes[0], fams):
@@ -47,7 +50,7 @@ def fig_space(t: pd.DataFrame, space: pd.DataFrame):
         ax.set_xticks(ms, [f"{m / 1000:g}k" for m in ms])
         ax.xaxis.set_minor_formatter(plotting.plt.NullFormatter())
     axes[0][-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1, 0.5), title="method (uniform = stream's peak)")
-    s = space[(space.order == "random") & (space.m == space.m.max()) & (space.method != "uniform")]
+    s = space[(space.order == "random") & (space.m == space.m.max()) & ~space.method.isin({"uniform"} | CONTROLS)]
     s = s[s.seed == s.seed.min()]
     for ax, fam in zip(axes[1], fams):
         plotting.sns.lineplot(s[s.family == fam], x="t", y="stored", hue="method", hue_order=hue, palette=PALETTE, ax=ax, legend=False)

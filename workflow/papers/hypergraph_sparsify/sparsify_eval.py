@@ -4,7 +4,9 @@ Per instance (family, seed, m, order) the planted stream is generated here (chea
 reference (coalesced H, Q_H on the test vectors, exact min cut) are built, and every method of the sweep runs on
 the stream and is scored with ``evaluate_sparsifier``. The uniform baseline gets the stream's peak memory as its
 budget (equal memory, claim C3) and is repeated over ``uniform_seeds`` reservoir seeds. At ``m_large`` the same
-hyperedges also arrive with the bridges last (the order adversarial for online sampling).
+hyperedges also arrive with the bridges last (the order adversarial for online sampling), and the negative
+controls run there too: ``uniform-online`` (uniform at online-exact's memory) and ``online-shuffled``
+(online-exact's probabilities permuted over the hyperedges).
 """
 from __future__ import annotations
 
@@ -21,7 +23,12 @@ from . import methods as M
 
 ORDERS = ("random", "bridges_last")
 SCALARS = ("stored", "frac_stored", "bits", "bits_frac", "peak_stored", "peak_bits", "sketch_rows", "sketch_bits",
-           "bits_total", "bridges_kept", "time_s", "mean_p", "levels", "max_level", "reductions", "thinned")
+           "bits_total", "bridges_kept", "time_s", "mean_p", "block", "levels", "max_level", "reductions", "thinned")
+# Uniform reservoir baselines: name -> (the method whose memory it gets, which memory). Equal memory: C1, C3.
+UNIFORM_BUDGET = {"uniform": ("stream", "peak_stored"), "uniform-online": ("online-exact", "stored")}
+# Runs without params.yaml knobs of their own: a control gets exactly the settings of the method it controls.
+PARAMS_OF = {"uniform-online": "uniform", "online-shuffled": "online-exact"}
+RUN_NAMES = M.METHODS + ("uniform-online",)  # a run's position seeds its random numbers (appended names only)
 SCORES = ("eps_hat", "eps_family", "eps_exact", "bisection_err", "min_cut", "min_cut_hat", "min_cut_ratio", "worst_kind")
 
 
@@ -40,10 +47,11 @@ def make_stream(p: dict, family: str, seed: int, m: int, order: str = "random") 
 
 
 def method_order(methods: list[str]) -> list[str]:
-    """Run order: uniform last (its budget is the stream's peak memory), otherwise as listed."""
-    if "uniform" in methods and "stream" not in methods:
-        raise ValueError("the uniform baseline needs 'stream' in the same method list (its budget is stream's peak memory)")
-    return [mt for mt in methods if mt != "uniform"] + (["uniform"] if "uniform" in methods else [])
+    """Run order: the uniform baselines last (each gets another method's memory as its budget), otherwise as listed."""
+    for name, (source, _) in UNIFORM_BUDGET.items():
+        if name in methods and source not in methods:
+            raise ValueError(f"the {name} baseline needs '{source}' in the same method list (its budget is {source}'s memory)")
+    return [mt for mt in methods if mt not in UNIFORM_BUDGET] + [mt for mt in methods if mt in UNIFORM_BUDGET]
 
 
 def run_instance(H: dict, p: dict, family: str, seed: int, order: str, methods: list[str], log=print) -> tuple[list, list]:
@@ -55,13 +63,14 @@ def run_instance(H: dict, p: dict, family: str, seed: int, order: str, methods: 
                              n_eig=p["n_eig"], flip=p["flip"])
     ref = M.reference_stats(H, fam["X"])
     rows, space = [], []
-    budget = None
+    memory = {}  # (method, "stored" | "peak_stored") -> hyperedges, the budgets of the uniform baselines
     for method in method_order(methods):
-        reps = range(p["uniform_seeds"]) if method == "uniform" else range(1)
+        uniform = method in UNIFORM_BUDGET
+        reps = range(p["uniform_seeds"]) if uniform else range(1)
         for rep in reps:
-            kw = dict(p[method]) | ({"budget": budget} if method == "uniform" else {})
-            rng = rng_for(p, family, seed, m, o, 1 + M.METHODS.index(method), rep)
-            res = M.run_method(method, H, seed=rng, **kw)
+            kw = dict(p[PARAMS_OF.get(method, method)]) | ({"budget": memory[UNIFORM_BUDGET[method]]} if uniform else {})
+            rng = rng_for(p, family, seed, m, o, 1 + RUN_NAMES.index(method), rep)
+            res = M.run_method("uniform" if uniform else method, H, seed=rng, **kw)
             ev = M.evaluate_sparsifier(H, res["idx"], res["weight"], fam["X"], seed=rng, ascent_steps=p["ascent_steps"],
                                        ascent_starts=p["ascent_starts"], ref=ref, kind=fam["kind"])
             row = key | {"method": method, "rep": rep, "budget": kw.get("budget", np.nan),
@@ -71,8 +80,7 @@ def run_instance(H: dict, p: dict, family: str, seed: int, order: str, methods: 
             rows.append(row)
             if rep == 0:
                 space += [key | {"method": method, "t": int(t), "stored": int(s)} for t, s in zip(res["log_t"], res["log_stored"])]
-            if method == "stream":
-                budget = int(res["peak_stored"])
+            memory |= {(method, kind): int(res[kind]) for kind in ("stored", "peak_stored")}
         mine = [r for r in rows if r["method"] == method]
         log(f"{family} s{seed} m={m} {order:12s} {method:13s} stored {np.median([r['stored'] for r in mine]):8.0f} "
             f"peak {mine[0]['peak_frac']:.3f} eps_hat {np.median([r['eps_hat'] for r in mine]):.3f} "
@@ -86,7 +94,9 @@ def sweep(p: dict, family: str, seed: int, log=print) -> tuple[pd.DataFrame, pd.
             raise ValueError(f"sweep.{key} = {p[key]} is not one of sweep.ms = {p['ms']}")
     rows, space = [], []
     for m in sorted(p["ms"]):
-        plan = [("random", p["methods"])] + ([("bridges_last", p["bridges_last_methods"])] if m == p["m_large"] else [])
+        big = m == p["m_large"]
+        plan = [("random", p["methods"] + (p["control_methods"] if big else []))]
+        plan += [("bridges_last", p["bridges_last_methods"] + p["control_methods"])] if big else []
         for order, methods in plan:
             if methods:
                 r, s = run_instance(make_stream(p, family, seed, m, order), p, family, seed, order, methods, log)

@@ -1,8 +1,13 @@
 """The paper's main table, the exact-teacher runs of every seed, the mined error words, each claim's metrics per
-unit, and claims.yaml.
+unit (for the method and, by the same function, for each control), and claims.yaml.
 
 Units: a (language, seed) exact-teacher run for C1 and C4; a language whose fully trained Transformer teacher passes
-the accuracy gate for C2 and C3; an under-trained teacher for C5."""
+the accuracy gate for C2 and C3; an under-trained teacher (one per seed) for C5.
+
+Controls (claims.yaml `controls:`), each measured by `measure` with the control's columns in place of L*_nsp's:
+perturbed_teacher (C1: L*_nsp on the exact teacher of a perturbed DFA), binary_labels (C2: classic L* on the same
+Transformer teachers), shuffled_bits (C4: L*_nsp with its continuation bits permuted), mutant_mining (C5: the
+words of a perturbed target mined in place of the extraction's)."""
 from __future__ import annotations
 
 import json
@@ -17,7 +22,11 @@ from workflow.core.step import Step
 
 CLAIMS = Path(__file__).with_name("claims.yaml")
 GATE = 0.999      # spec C2/C3: a teacher counts when its held-out NSP string accuracy is >= 99.9 %
-C4_FACTOR = 3     # spec C4: classic L* needs >= 3x the samples of L*_nsp (or fails within its round budget)
+C4_FACTOR = 3     # spec C4: classic L* needs >= 3x the samples of L*_nsp to reach the target
+# the columns of L*_nsp that a control's run replaces (as_learner), per table
+EXACT_COLS = ("nsp_n_states", "nsp_equivalent", "nsp_converged", "nsp_samples_to_last_cex")
+CLASSIC_COLS = ("nsp_n_states", "nsp_equivalent", "nsp_converged", "nsp_samples_to_last_cex", "nsp_time_s")
+MUTANT_COLS = ("nsp_equivalent", "mined_frac_confirmed")
 
 
 def flag(series: pd.Series) -> pd.Series:
@@ -31,33 +40,62 @@ def family(language: pd.Series) -> pd.Series:
 
 
 def teacher_rows(records: list[dict]) -> pd.DataFrame:
-    """One row per extraction record (extract's .json): the teacher's accuracy, L*_nsp's and classic L*'s results."""
+    """One row per extraction record (extract's .json): the teacher's accuracy, L*_nsp's, classic L*'s and the
+    perturbed target's (C5's control) results."""
     rows = []
     for r in records:
-        t, nsp, cls, mined = r["teacher"], r["nsp"], r["classic"], r["mined"]
-        rows.append({"language": r["language"], "variant": r["variant"], "steps": t["steps"],
+        t, nsp, cls, mined, mutant = r["teacher"], r["nsp"], r["classic"], r["mined"], r["mutant"]
+        rows.append({"language": r["language"], "variant": r["variant"], "seed": r["seed"], "steps": t["steps"],
                      "heldout_string_acc": t["heldout_string_acc"], "own_string_acc": t["own_string_acc"],
                      "heldout_label_acc": t["heldout_label_acc"], "train_seconds": t["time_s"],
                      **{f"nsp_{k}": nsp[k] for k in ("n_states", "target_states", "equivalent", "converged", "n_mq",
-                                                      "n_samples", "samples_to_last_cex", "rounds", "time_s")},
+                                                      "n_gen", "n_samples", "samples_to_last_cex", "rounds", "time_s")},
                      **{f"classic_{k}": cls[k] for k in ("n_states", "equivalent", "converged", "n_mq",
-                                                          "samples_to_last_cex", "time_s")},
+                                                          "samples_to_last_cex", "rounds", "time_s")},
                      "mined_words": len(mined["words"]), "mined_confirmed": int(sum(mined["confirmed"])),
-                     "mined_frac_confirmed": mined["frac_confirmed"]})
+                     "mined_frac_confirmed": mined["frac_confirmed"],
+                     "mutant_equivalent": mutant["equivalent"], "mutant_flipped_state": mutant["flipped_state"],
+                     "mutant_mined_frac_confirmed": mutant["mined"]["frac_confirmed"]})
     t = pd.DataFrame(rows)
     t["family"] = family(t.language)
     t["gated"] = (t.variant == "full") & (t.heldout_string_acc >= GATE)
     return t
 
 
+def as_learner(table: pd.DataFrame, prefix: str, cols) -> pd.DataFrame:
+    """``table`` with a control's (or baseline's) run in place of L*_nsp's: each column of ``cols``
+    (``nsp_<x>`` or ``<x>``) replaced by ``<prefix>_<x>``; a missing column is a KeyError, never a silent reuse of
+    L*_nsp's value."""
+    out = table.copy()
+    for col in cols:
+        out[col] = table[f"{prefix}_{col.removeprefix('nsp_')}"]
+    return out
+
+
+def c4_outcomes(d: pd.DataFrame) -> pd.Series:
+    """Per Dyck (language, seed) run, L*_nsp against classic L* within the same budget: 1 = L*_nsp wins (both reach
+    the target and classic needs >= C4_FACTOR times, and more, samples to its last counterexample; or classic
+    settles on a wrong DFA), 0 = L*_nsp loses (it settles on a wrong DFA, runs out of budget where classic reaches
+    the target, or classic reaches it with fewer than C4_FACTOR times the samples), NaN = tie (one learner ran out
+    of budget and the other did not lose: how many samples it would have needed is unknown)."""
+    nsp_conv, cls_conv = flag(d.nsp_converged), flag(d.classic_converged)
+    nsp_reached = nsp_conv & flag(d.nsp_equivalent) & (d.nsp_n_states == d.target_states)
+    cls_reached = cls_conv & flag(d.classic_equivalent)
+    cls_wrong = cls_conv & ~flag(d.classic_equivalent)
+    nsp_s, cls_s = d.nsp_samples_to_last_cex, d.classic_samples_to_last_cex
+    faster = (cls_s >= C4_FACTOR * nsp_s) & (cls_s > nsp_s)
+    win = nsp_reached & ((cls_reached & faster) | cls_wrong)
+    tie = (nsp_reached & ~cls_conv) | (~nsp_conv & ~cls_reached)
+    return pd.Series(np.where(win, 1.0, np.where(tie, np.nan, 0.0)), index=d.index)
+
+
 def measure(exact: pd.DataFrame, teachers: pd.DataFrame) -> dict[str, list[float]]:
-    """{claim metric: [value per unit]}; NaN values are left out, not counted."""
+    """{claim metric: [value per unit]}; NaN values are left out, not counted; a metric with no unit in this run
+    is an empty list (its check reads "no value measured", never a silent pass)."""
     m: dict[str, list[float]] = {}
 
     def put(name, values):
-        vals = [float(v) for v in np.asarray(values, dtype=float).ravel() if not np.isnan(v)]
-        if vals:
-            m[name] = vals
+        m[name] = [float(v) for v in np.asarray(values, dtype=float).ravel() if not np.isnan(v)]
 
     # C1: exact teacher -> equivalent to the target with the same (minimal) number of states, every language and seed
     put("c1_exact", (flag(exact.nsp_equivalent) & (exact.nsp_n_states == exact.target_states)).astype(float))
@@ -69,15 +107,14 @@ def measure(exact: pd.DataFrame, teachers: pd.DataFrame) -> dict[str, list[float
     put("c2_tomita_samples", tom.nsp_samples_to_last_cex)
     put("c2_tomita_seconds", tom.nsp_time_s)
     put("c2_dyck_samples", dyck.nsp_samples_to_last_cex)
-    if len(full):
-        put("c2_n_gated", [len(g)])
+    put("c2_n_gated", [len(g)] if len(full) else [])
     put("c3_state_excess", g.nsp_n_states - g.nsp_target_states)
     ungated = full[~full.gated]
     put("info_c6_ungated_state_excess", ungated.nsp_n_states - ungated.nsp_target_states)
-    # C4: per Dyck language and seed (exact teacher): classic fails within its budget, or needs >= 3x the samples
-    d = exact[exact.family == "dyck"]
-    failed = ~(flag(d.classic_converged) & flag(d.classic_equivalent))
-    put("c4_nsp_wins", (failed | (d.classic_samples_to_last_cex >= C4_FACTOR * d.nsp_samples_to_last_cex)).astype(float))
+    # C4: per Dyck language and seed (exact teacher): wins over the decided runs; no run lost (ties allowed)
+    outcome = c4_outcomes(exact[exact.family == "dyck"])
+    put("c4_nsp_wins", outcome)
+    put("c4_nsp_not_beaten", (outcome != 0).astype(float))
     # C5: under-trained teachers: extraction differs from the target; mined words are confirmed teacher errors
     w = teachers[teachers.variant == "weak"]
     put("c5_not_equivalent", 1.0 - flag(w.nsp_equivalent).astype(float))
@@ -85,10 +122,18 @@ def measure(exact: pd.DataFrame, teachers: pd.DataFrame) -> dict[str, list[float
     return m
 
 
+def control_measures(exact: pd.DataFrame, teachers: pd.DataFrame) -> dict[str, dict[str, list[float]]]:
+    """Each control of claims.yaml measured by the same function as L*_nsp, its run in L*_nsp's place."""
+    return {"perturbed_teacher": measure(as_learner(exact, "pert", EXACT_COLS), teachers),
+            "shuffled_bits": measure(as_learner(exact, "shuf", EXACT_COLS), teachers),
+            "binary_labels": measure(exact, as_learner(teachers, "classic", CLASSIC_COLS)),
+            "mutant_mining": measure(exact, as_learner(teachers, "mutant", MUTANT_COLS))}
+
+
 def main_table(exact: pd.DataFrame, teachers: pd.DataFrame) -> pd.DataFrame:
     """The paper's main table, one row per language: target size; L*_nsp with the exact teacher (seed 0; exact runs
-    over all seeds); the fully trained Transformer teacher (accuracy, extraction); classic L* (exact teacher, seed 0;
-    and on the Transformer teacher)."""
+    over all seeds); the fully trained Transformer teacher of the lowest seed (accuracy, extraction); classic L*
+    (exact teacher, seed 0; and on the Transformer teacher)."""
     s0 = exact[exact.seed == exact.seed.min()].set_index("language")
     ok = (flag(exact.nsp_equivalent) & (exact.nsp_n_states == exact.target_states)).groupby(exact.language)
     t = pd.DataFrame({"language": s0.index, "family": s0.family.values, "target_states": s0.target_states.values,
@@ -97,7 +142,8 @@ def main_table(exact: pd.DataFrame, teachers: pd.DataFrame) -> pd.DataFrame:
                       "exact_runs_ok": ok.sum().reindex(s0.index).values, "exact_runs": ok.size().reindex(s0.index).values,
                       "classic_samples": s0.classic_samples_to_last_cex.values, "classic_states": s0.classic_n_states.values,
                       "classic_ok": (flag(s0.classic_equivalent) & flag(s0.classic_converged)).values})
-    full = teachers[teachers.variant == "full"].set_index("language")
+    full = teachers[teachers.variant == "full"]
+    full = full[full.seed == full.seed.min()].set_index("language")
     cols = {"heldout_string_acc": "teacher_acc", "gated": "gated", "nsp_n_states": "ext_states",
             "nsp_equivalent": "ext_equivalent", "nsp_converged": "ext_converged", "nsp_samples_to_last_cex": "ext_samples",
             "nsp_n_mq": "ext_mq", "nsp_time_s": "ext_seconds", "classic_samples_to_last_cex": "tclassic_samples",
@@ -107,9 +153,10 @@ def main_table(exact: pd.DataFrame, teachers: pd.DataFrame) -> pd.DataFrame:
 
 
 def mined_table(records: list[dict]) -> pd.DataFrame:
-    rows = [{"language": r["language"], "variant": r["variant"], "rank": i, "word": w, "confirmed": c}
+    rows = [{"language": r["language"], "variant": r["variant"], "seed": r["seed"], "rank": i, "word": w,
+             "confirmed": c}
             for r in records for i, (w, c) in enumerate(zip(r["mined"]["words"], r["mined"]["confirmed"]))]
-    return pd.DataFrame(rows, columns=["language", "variant", "rank", "word", "confirmed"])
+    return pd.DataFrame(rows, columns=["language", "variant", "seed", "rank", "word", "confirmed"])
 
 
 def main(argv=None):
@@ -125,7 +172,8 @@ def main(argv=None):
     exact = pd.concat([pd.read_csv(p) for p in args.exact], ignore_index=True)
     records = [read_json(p) for p in args.extract]
     teachers = teacher_rows(records)
-    result = claims_mod.check(CLAIMS, measure(exact, teachers), args.profile, args.claims, step.log)
+    result = claims_mod.check(CLAIMS, measure(exact, teachers), args.profile, args.claims, step.log,
+                              controls=control_measures(exact, teachers))
     write_text(args.table, main_table(exact, teachers).to_csv(index=False, float_format="%.6g"))
     write_text(args.exact_table, exact.to_csv(index=False, float_format="%.6g"))
     write_text(args.teachers, teachers.to_csv(index=False, float_format="%.6g"))

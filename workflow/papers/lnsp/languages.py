@@ -17,6 +17,7 @@ import numpy as np
 __all__ = [
     "DFA", "tomita", "parity", "dyck", "LANGUAGES", "SUITE", "TOMITA", "DYCK", "get_language", "language_info",
     "nsp_labels", "sample_words", "sample_untruncated", "distinguishing_word", "equivalent", "difference_words",
+    "flip_acceptance",
 ]
 
 
@@ -333,6 +334,15 @@ def language_info(name: str) -> dict:
     d = get_language(name)
     return {"name": name, "family": LANGUAGES[name]["family"], "n_states": d.n_states,
             "alphabet": list(d.alphabet), "sampler": dict(LANGUAGES[name]["sampler"]), "dfa": d.to_dict()}
+
+
+def flip_acceptance(dfa: DFA, state: int) -> DFA:
+    """``dfa`` with the acceptance of one state flipped (controls of C1 and C5: a perturbed language). In a minimal
+    DFA every state is reachable and distinguishable, so the language always changes (the state's access words
+    change membership)."""
+    accept = dfa.accept.copy()
+    accept[int(state)] = not accept[int(state)]
+    return DFA(dfa.alphabet, dfa.delta.copy(), accept, dfa.start)
 
 
 # ------------------------------------------------------------------------------------ NSP labelling

@@ -1,5 +1,6 @@
-"""L*_nsp (paper Sec. 5, Lemma 5.1, Thm. 5.2), the exact NSP teacher, the PAC NSP equivalence oracle, and the
-aalpy baselines (classic L* with binary labels, passive RPNI).
+"""L*_nsp (paper Sec. 5, Lemma 5.1, Thm. 5.2), the exact NSP teacher, the PAC NSP equivalence oracle, the baselines
+(classic L* with binary labels on the same L* and query budget, our L* or aalpy's run_Lstar; passive RPNI via aalpy)
+and C4's control (an NSP teacher whose continuation bits are shuffled).
 
 Teacher protocol (``Teacher``): ``alphabet``; ``membership(words) -> bool array`` (MQ, batched);
 ``nsp_batch(words) -> [(member (n+1,), cont (n+1, k))]`` (the teacher's NSP labels of every prefix);
@@ -20,7 +21,7 @@ from .languages import DFA, difference_words, distinguishing_word, nsp_labels, s
 __all__ = [
     "Teacher", "DFATeacher", "pac_sample_size", "NSPEquivalenceOracle", "lstar", "lstar_nsp", "classic_lstar",
     "rpni_baseline", "compare_dfa", "nsp_accuracy", "mine_errors", "hypothesis_nsp_labels", "BinarySamplingOracle",
-    "untruncated_dfa_sampler", "BudgetExceeded",
+    "untruncated_dfa_sampler", "BudgetExceeded", "ShuffledNSPTeacher",
 ]
 
 
@@ -96,6 +97,40 @@ class DFATeacher(Teacher):
     def sample(self, n, rng):
         self.n_gen += int(n)
         return sample_words(self.dfa, n, rng, **self.walk)
+
+
+class ShuffledNSPTeacher(Teacher):
+    """Control of C4: an NSP teacher whose continuation bits carry no information. Membership queries, samples
+    and generative queries are the wrapped teacher's; in the NSP labels of each sampled word the membership bits
+    are kept and the continuation bits are permuted uniformly over all (prefix, symbol) positions of that word
+    (the same number of live bits, none tied to its prefix or symbol). Seeded: the same run gives the same bits."""
+
+    def __init__(self, teacher: Teacher, seed: int = 0):
+        super().__init__()
+        self.inner = teacher
+        self.alphabet = tuple(teacher.alphabet)
+        self.rng = np.random.default_rng([int(seed), 0x5EED])
+
+    def reset_counts(self):
+        super().reset_counts()
+        self.inner.reset_counts()
+
+    def _membership(self, words):
+        return self.inner.membership(words)
+
+    def nsp_batch(self, words):
+        out = []
+        for mem, cont in self.inner.nsp_batch(words):
+            out.append((mem, self.rng.permutation(cont.ravel()).reshape(cont.shape)))
+        return out
+
+    def generate(self, prefix, rng):
+        self.n_gen += 1
+        return self.inner.generate(prefix, rng)
+
+    def sample(self, n, rng):
+        self.n_gen += int(n)
+        return self.inner.sample(n, rng)
 
 
 # ------------------------------------------------------------------------------- PAC NSP equivalence
@@ -293,12 +328,14 @@ class _Table:
         return len(added)
 
 
-def lstar(teacher: Teacher, eq_oracle, max_rounds: int = 50, max_states: int = 2000) -> dict:
+def lstar(teacher: Teacher, eq_oracle, max_rounds: int = 50, max_states: int = 2000,
+          max_mq: int | None = None) -> dict:
     """Angluin's L* (closedness + Rivest-Schapire counterexample processing, so rows of ``S`` stay distinct and
     no consistency check is needed) with membership queries to ``teacher`` and the equivalence oracle
     ``eq_oracle(hyp: DFA) -> cex | None``. A counterexample is re-used until the hypothesis classifies it right.
     Returns ``{"dfa": DFA, "rounds", "converged", "hyp_sizes", "n_cex", "S_size", "E_size"}`` (``converged``:
-    the last equivalence query returned ``None`` within ``max_rounds`` EQs and ``max_states``)."""
+    the last equivalence query returned ``None`` within the budget: ``max_rounds`` EQs, ``max_states`` hypothesis
+    states and, checked before each EQ, ``max_mq`` distinct MQs)."""
     tab = _Table(teacher)
     tab.fill([()])
     rounds = 0
@@ -314,7 +351,7 @@ def lstar(teacher: Teacher, eq_oracle, max_rounds: int = 50, max_states: int = 2
         if cex is not None and bool(teacher.membership([cex])[0]) != hyp.accepts(cex):
             if tab.add_cex(hyp, access, cex):  # the old counterexample still works: no new EQ needed
                 continue
-        if rounds >= max_rounds:
+        if rounds >= max_rounds or (max_mq is not None and teacher.n_mq > max_mq):
             break
         rounds += 1
         hyp_sizes.append(hyp.n_states)
@@ -453,9 +490,20 @@ def _result(dfa: DFA, oracle, teacher: Teacher, t0: float, converged: bool, roun
     return out
 
 
+def _run_lstar(teacher: Teacher, oracle, backend: str, max_rounds: int, max_states: int, max_mq: int | None):
+    """One L* run on ``oracle`` within the budget, by either implementation: ``(DFA, converged, rounds)``."""
+    if backend == "own":
+        res = lstar(teacher, oracle, max_rounds=max_rounds, max_states=max_states, max_mq=max_mq)
+        return res["dfa"], res["converged"], res["rounds"]
+    if backend == "aalpy":
+        dfa, stopped = _run_aalpy_lstar(teacher, oracle, max_rounds, max_states, max_mq)
+        return dfa, not stopped and not oracle.exhausted and oracle.rounds <= max_rounds, oracle.rounds
+    raise ValueError("backend must be 'own' or 'aalpy'")
+
+
 def lstar_nsp(teacher: Teacher, eps: float = 0.01, delta: float = 0.05, seed: int = 0, max_rounds: int = 300,
               max_states: int = 2000, backend: str = "own", chunk: int = 32, reuse: bool = True,
-              max_mq: int | None = 2_000_000) -> dict:
+              max_mq: int | None = 500_000) -> dict:
     """L*_nsp = L* with membership queries + the NSP PAC equivalence oracle fed by generative queries
     (``NSPEquivalenceOracle``, counterexamples per Lemma 5.1). ``backend="own"`` uses this module's L*
     (batched MQs), ``"aalpy"`` runs ``aalpy.run_Lstar(..., automaton_type="dfa", cex_processing="rs")`` with a
@@ -463,41 +511,31 @@ def lstar_nsp(teacher: Teacher, eps: float = 0.01, delta: float = 0.05, seed: in
 
     Returns ``{"dfa": DFA.to_dict() (minimised), "n_states", "rounds" (EQs asked), "converged", "n_mq" (distinct
     MQs incl. counterexample checks), "n_gen" (Gen calls incl. samples), "n_samples" (EQ samples drawn),
-    ``max_mq`` only bounds the aalpy backend (the own L* is bounded by ``max_states``);
-    "samples_to_last_cex", "hyp_sizes" (per EQ round), "cex_kinds", "time_s"}``."""
+    "samples_to_last_cex", "hyp_sizes" (per EQ round), "cex_kinds", "time_s"}``. ``converged`` is false when the
+    budget (``max_rounds`` EQs, ``max_states`` hypothesis states, ``max_mq`` distinct MQs) ran out first."""
     teacher.reset_counts()
     t0 = time.perf_counter()
     oracle = NSPEquivalenceOracle(teacher, eps, delta, rng=seed, chunk=chunk, max_rounds=max_rounds, reuse=reuse)
-    if backend == "own":
-        res = lstar(teacher, oracle, max_rounds=max_rounds, max_states=max_states)
-        dfa, conv, rounds = res["dfa"], res["converged"], res["rounds"]
-    elif backend == "aalpy":
-        dfa, stopped = _run_aalpy_lstar(teacher, oracle, max_rounds, max_states, max_mq)
-        rounds = oracle.rounds
-        conv = not stopped and not oracle.exhausted and rounds <= max_rounds
-    else:
-        raise ValueError("backend must be 'own' or 'aalpy'")
+    dfa, conv, rounds = _run_lstar(teacher, oracle, backend, max_rounds, max_states, max_mq)
     return _result(dfa, oracle, teacher, t0, conv, rounds, {"cex_kinds": list(oracle.cex_kinds)})
 
 
 def classic_lstar(teacher: Teacher, sampler, eps: float = 0.01, delta: float = 0.05, seed: int = 0,
-                  max_rounds: int = 20, chunk: int = 64, reuse: bool = True, max_states: int | None = 2000,
-                  max_mq: int | None = 500_000) -> dict:
-    """Baseline (i): classic L* via ``aalpy.run_Lstar`` (``automaton_type="dfa"``, ``cex_processing="rs"``) with
-    binary labels only: MQs through a ``TeacherSUL`` and a ``BinarySamplingOracle`` over ``sampler(n, rng)``
-    (same ``m_i``). Budget ``max_rounds`` EQ rounds (spec C4: 20), ``max_states`` hypothesis states and ``max_mq``
-    distinct MQs (aalpy has no cap of its own; a noisy teacher can make its table explode); ``converged`` is
-    false when a budget ran out (the last hypothesis is returned). Returns the keys of ``lstar_nsp`` (without
-    ``cex_kinds``) plus ``"frac_negative"`` (share of sampled words labelled 0) and ``"budget_stop"``."""
+                  max_rounds: int = 300, chunk: int = 64, reuse: bool = True, max_states: int = 2000,
+                  max_mq: int | None = 500_000, backend: str = "own") -> dict:
+    """Baseline (i): classic L* with binary labels only: the same L* as ``lstar_nsp`` (``backend``: this module's,
+    or ``aalpy.run_Lstar(automaton_type="dfa", cex_processing="rs")`` with a ``TeacherSUL``) and the same budget
+    (``max_rounds`` EQs, ``max_states`` hypothesis states, ``max_mq`` distinct MQs), with a
+    ``BinarySamplingOracle`` over ``sampler(n, rng)`` (same ``m_i``) in place of the NSP oracle. ``converged`` is
+    false when the budget ran out (the last hypothesis is returned). Returns the keys of ``lstar_nsp`` (without
+    ``cex_kinds``) plus ``"frac_negative"`` (share of sampled words labelled 0)."""
     teacher.reset_counts()
     t0 = time.perf_counter()
     oracle = BinarySamplingOracle(teacher, sampler, eps, delta, rng=seed, chunk=chunk, max_rounds=max_rounds,
                                   reuse=reuse)
-    dfa, stopped = _run_aalpy_lstar(teacher, oracle, max_rounds, max_states, max_mq)
-    conv = not stopped and not oracle.exhausted
-    return _result(dfa, oracle, teacher, t0, conv, oracle.rounds,
-                   {"frac_negative": float(oracle.n_negative / max(oracle.n_samples, 1)),
-                    "budget_stop": bool(stopped)})
+    dfa, conv, rounds = _run_lstar(teacher, oracle, backend, max_rounds, max_states, max_mq)
+    return _result(dfa, oracle, teacher, t0, conv, rounds,
+                   {"frac_negative": float(oracle.n_negative / max(oracle.n_samples, 1))})
 
 
 def untruncated_dfa_sampler(dfa: DFA, noise: float = 0.05, **walk):

@@ -16,9 +16,10 @@ Languages (``languages.py``) [C1-C5 targets]
 L*_nsp and baselines (``lstar_nsp.py``) [claim 2, C1-C5]
   ``DFATeacher(dfa, **sampler)`` (exact NSP teacher); ``NSPEquivalenceOracle`` (PAC EQ with NSP labels, Lemma 5.1
   counterexamples); ``pac_sample_size(i, eps, delta)``; ``lstar(teacher, eq_oracle)`` (own L*, RS processing);
-  ``lstar_nsp(teacher, eps, delta, seed, backend="own"|"aalpy") -> dict`` [C1, C2, C3];
-  ``classic_lstar(teacher, sampler, eps, delta, seed, max_rounds=20) -> dict`` (aalpy ``run_Lstar``, binary
-  labels) [C4]; ``rpni_baseline(teacher, words)`` (aalpy ``run_RPNI``; optional baseline);
+  ``lstar_nsp(teacher, eps, delta, seed, backend="own"|"aalpy", max_rounds, max_states, max_mq) -> dict``
+  [C1, C2, C3]; ``classic_lstar(teacher, sampler, ...)`` (the same L* and budget, binary labels) [C4];
+  ``ShuffledNSPTeacher`` (continuation bits permuted: C4's control); ``rpni_baseline(teacher, words)`` (aalpy
+  ``run_RPNI``; optional baseline);
   ``compare_dfa(learned, target)``, ``nsp_accuracy(teacher, target, words)``, ``mine_errors(...)`` [C2, C3, C5].
 Transformer teachers (``transformer.py``) [C2, C3, C5]
   ``train_transformer(words, alphabet, ...) -> (model, info)`` (``model.state_dict()`` is tensors only);
@@ -26,7 +27,9 @@ Transformer teachers (``transformer.py``) [C2, C3, C5]
   MQ / NSP labels / Gen / untruncated samples, prefix-memoised).
 Pipeline helpers (this module)
   ``PROFILES``; ``word_to_str`` / ``str_to_word``; ``nsp_example(dfa, w) -> dict``; ``make_corpus(name, n, seed)``;
-  ``run_exact(name, seed, ...)`` [C1]; ``run_classic(teacher, target, seed, ...)`` [C4];
+  ``budget(target_states, ...)`` (the query budget every learner gets); ``exact_teacher(name, kind, seed)``
+  (exact, or the controls "shuffled" / "perturbed"); ``run_exact(name, seed, ...)`` [C1];
+  ``run_classic(teacher, target, seed, ...)`` [C4]; ``mutant_mining(teacher, name, seed)`` [C5's control];
   ``train_teacher(name, seed, profile)`` -> ``(state_dict, config, info)``; ``load_teacher(config, state_dict)``;
   ``teacher_metrics(teacher, name, seed)`` [C2/C3 gate]; ``extract(teacher, name, seed, ...)`` [C2, C3, C5];
   ``compare_with_aalpy(languages, seed)`` (bench/reference_libraries.py: L*_nsp beside aalpy's classic L*).
@@ -38,24 +41,26 @@ import numpy as np
 import torch
 
 from .languages import (DFA, DYCK, EXPECTED_STATES, LANGUAGES, SUITE, TOMITA, difference_words, distinguishing_word,
-                        dyck, equivalent, get_language, language_info, nsp_labels, parity, sample_untruncated,
-                        sample_words, tomita)
-from .lstar_nsp import (BinarySamplingOracle, DFATeacher, NSPEquivalenceOracle, Teacher, classic_lstar, compare_dfa,
-                        lstar, lstar_nsp, mine_errors, nsp_accuracy, pac_sample_size, rpni_baseline,
-                        untruncated_dfa_sampler)
+                        dyck, equivalent, flip_acceptance, get_language, language_info, nsp_labels, parity,
+                        sample_untruncated, sample_words, tomita)
+from .lstar_nsp import (BinarySamplingOracle, DFATeacher, NSPEquivalenceOracle, ShuffledNSPTeacher, Teacher,
+                        classic_lstar, compare_dfa, lstar, lstar_nsp, mine_errors, nsp_accuracy, pac_sample_size,
+                        rpni_baseline, untruncated_dfa_sampler)
 from .transformer import POS_KINDS, CausalTransformerLM, TransformerTeacher, build_model, model_config, \
     train_transformer
 
 __all__ = [
     "DFA", "tomita", "parity", "dyck", "get_language", "language_info", "SUITE", "TOMITA", "DYCK", "LANGUAGES",
     "EXPECTED_STATES", "nsp_labels", "sample_words", "sample_untruncated", "distinguishing_word", "equivalent",
-    "difference_words",
-    "Teacher", "DFATeacher", "NSPEquivalenceOracle", "BinarySamplingOracle", "pac_sample_size", "lstar",
+    "difference_words", "flip_acceptance",
+    "Teacher", "DFATeacher", "ShuffledNSPTeacher", "NSPEquivalenceOracle", "BinarySamplingOracle", "pac_sample_size", "lstar",
     "lstar_nsp", "classic_lstar", "rpni_baseline", "untruncated_dfa_sampler", "compare_dfa", "nsp_accuracy",
     "mine_errors",
     "POS_KINDS", "CausalTransformerLM", "TransformerTeacher", "build_model", "model_config", "train_transformer",
-    "PROFILES", "word_to_str", "str_to_word", "nsp_example", "make_corpus", "run_exact", "run_classic",
-    "train_teacher", "load_teacher", "teacher_metrics", "extract", "compare_with_aalpy",
+    "PROFILES", "word_to_str", "str_to_word", "nsp_example", "make_corpus", "budget", "learner_settings",
+    "perturbed_target",
+    "exact_teacher", "run_exact", "run_classic", "train_teacher", "load_teacher", "teacher_metrics", "extract",
+    "mutant_mining", "compare_with_aalpy",
 ]
 
 PROFILES = {
@@ -103,33 +108,71 @@ def make_corpus(name: str, n: int, seed: int, max_len: int | None = None) -> lis
     return sample_words(get_language(name), n, np.random.default_rng(seed), **_sampler(name, max_len))
 
 
-def run_exact(name: str, seed: int = 0, eps: float = 0.01, delta: float = 0.05, backend: str = "own",
-              max_rounds: int = 300) -> dict:
-    """L*_nsp with the exact DFA teacher of ``name`` [C1]: ``lstar_nsp`` keys + ``compare_dfa`` keys
-    (``equivalent``, ``same_size``, ``target_states``, ``distinguishing_word``) + ``"language"``."""
+def budget(target_states: int, rounds: int = 300, states_factor: int = 2, states_extra: int = 10,
+           mq: int = 500_000) -> dict:
+    """The query budget of every L* learner (L*_nsp, classic L*, the controls; exact and Transformer teachers):
+    ``max_rounds`` EQ rounds (round i draws ``m_i`` samples, so the sample budget is ``sum_{i <= rounds} m_i``),
+    ``max_states = states_factor * target + states_extra`` hypothesis states (a noisy support can be
+    non-regular) and ``max_mq`` distinct membership queries. A learner that runs out is not ``converged``."""
+    return {"max_rounds": int(rounds), "max_states": int(states_factor * target_states + states_extra),
+            "max_mq": int(mq)}
+
+
+def learner_settings(name: str, p: dict) -> dict:
+    """The keyword arguments every learner of language ``name`` gets from params ``lnsp.learners`` (``run_exact``,
+    ``run_classic``): PAC ``eps`` and ``delta``, the L* ``backend`` and the shared query budget ``caps``."""
+    caps = budget(EXPECTED_STATES[name], p["rounds"], p["states_factor"], p["states_extra"], p["mq"])
+    return {"eps": p["eps"], "delta": p["delta"], "backend": p["backend"], "caps": caps}
+
+
+def perturbed_target(name: str, seed: int = 0) -> tuple:
+    """``(DFA, state)``: the target of ``name`` with one seeded *rejecting* state made accepting (controls of C1
+    and C5): a strictly larger language (the state's access words join it), never empty, so an NSP teacher of it
+    can still sample positive words."""
     target = get_language(name)
-    teacher = DFATeacher(target, **_sampler(name))
-    res = lstar_nsp(teacher, eps=eps, delta=delta, seed=seed, backend=backend, max_rounds=max_rounds)
+    rejecting = np.flatnonzero(~target.accept)
+    state = int(rejecting[np.random.default_rng([int(seed), 0xF11B]).integers(len(rejecting))])
+    return flip_acceptance(target, state), state
+
+
+def exact_teacher(name: str, kind: str = "exact", seed: int = 0) -> Teacher:
+    """The exact NSP teacher of ``name`` (``kind="exact"``), or a control built on it: ``"shuffled"`` (continuation
+    bits permuted, ``ShuffledNSPTeacher``; C4) or ``"perturbed"`` (the exact teacher of ``perturbed_target``; C1)."""
+    if kind == "perturbed":
+        return DFATeacher(perturbed_target(name, seed)[0], **_sampler(name))
+    teacher = DFATeacher(get_language(name), **_sampler(name))
+    if kind == "shuffled":
+        return ShuffledNSPTeacher(teacher, seed)
+    if kind != "exact":
+        raise ValueError(f"unknown teacher kind {kind!r}")
+    return teacher
+
+
+def run_exact(name: str, seed: int = 0, eps: float = 0.01, delta: float = 0.05, backend: str = "own",
+              caps: dict | None = None, teacher: Teacher | None = None) -> dict:
+    """L*_nsp with the exact DFA teacher of ``name`` (or ``teacher``, e.g. a control of ``exact_teacher``) within
+    ``caps`` (default ``budget(target states)``) [C1, C4]: ``lstar_nsp`` keys + ``compare_dfa`` keys against the
+    target of ``name`` (``equivalent``, ``same_size``, ``target_states``, ``distinguishing_word``) + ``"language"``."""
+    target = get_language(name)
+    teacher = DFATeacher(target, **_sampler(name)) if teacher is None else teacher
+    res = lstar_nsp(teacher, eps=eps, delta=delta, seed=seed, backend=backend, **(caps or budget(target.n_states)))
     cmp = compare_dfa(res["dfa"], target)
     return {"language": name, **res, **{k: v for k, v in cmp.items() if k != "n_states"}}
 
 
 def run_classic(teacher: Teacher, name: str, seed: int = 0, eps: float = 0.01, delta: float = 0.05,
-                max_rounds: int = 20, noise: float = 0.05, max_states: int | None = None,
-                max_mq: int | None = 500_000) -> dict:
-    """Classic L* (aalpy, binary labels) [C4]. With a ``TransformerTeacher`` the EQ samples come from the
-    untruncated LM; with a ``DFATeacher`` from ``sample_untruncated`` (uniform noise ``noise``). ``max_states``
-    (default ``2 * target states + 10``) and ``max_mq`` stop runaway runs on noisy teachers. Returns the
-    ``classic_lstar`` keys + ``compare_dfa`` keys + ``"language"``."""
+                noise: float = 0.05, caps: dict | None = None, backend: str = "own") -> dict:
+    """Classic L* (binary labels; the same L* and budget ``caps`` as L*_nsp, default ``budget(target states)``)
+    [C4]. With a ``TransformerTeacher`` the EQ samples come from the untruncated LM; with a ``DFATeacher`` from
+    ``sample_untruncated`` (uniform noise ``noise``). Returns the ``classic_lstar`` keys + ``compare_dfa`` keys +
+    ``"language"``."""
     target = get_language(name)
-    if max_states is None:
-        max_states = 2 * target.n_states + 10
     if isinstance(teacher, TransformerTeacher):
         sampler = teacher.sample_untruncated
     else:
         sampler = untruncated_dfa_sampler(target, noise, **_sampler(name))
-    res = classic_lstar(teacher, sampler, eps=eps, delta=delta, seed=seed, max_rounds=max_rounds,
-                        max_states=max_states, max_mq=max_mq)
+    res = classic_lstar(teacher, sampler, eps=eps, delta=delta, seed=seed, backend=backend,
+                        **(caps or budget(target.n_states)))
     cmp = compare_dfa(res["dfa"], target)
     return {"language": name, **res, **{k: v for k, v in cmp.items() if k != "n_states"}}
 
@@ -177,31 +220,44 @@ def teacher_metrics(teacher: Teacher, name: str, seed: int = 0, n: int = 1000) -
 
 
 def extract(teacher: Teacher, name: str, seed: int = 0, eps: float = 0.01, delta: float = 0.05,
-            max_rounds: int = 300, max_states: int | None = None, n_mined: int = 20) -> dict:
+            caps: dict | None = None, n_mined: int = 20) -> dict:
     """Extraction with a (Transformer) teacher [C2, C3, C5]: ``lstar_nsp`` keys + ``compare_dfa`` keys +
     ``"mined"`` (``mine_errors``: shortest ``n_mined`` words of ``L(extracted) xor L(target)``, ``confirmed``
-    teacher errors, ``frac_confirmed``) + ``"language"``. ``max_states`` (default ``2 * target states + 10``) caps
-    L* on noisy supports (``converged`` false then; the MQ cost of a blow-up grows with the cap)."""
+    teacher errors, ``frac_confirmed``) + ``"language"``. ``caps`` (default ``budget(target states)``) bound L*
+    on noisy supports (``converged`` false then; the MQ cost of a blow-up grows with the state cap)."""
     target = get_language(name)
-    if max_states is None:
-        max_states = 2 * target.n_states + 10
-    res = lstar_nsp(teacher, eps=eps, delta=delta, seed=seed, max_rounds=max_rounds, max_states=max_states)
+    res = lstar_nsp(teacher, eps=eps, delta=delta, seed=seed, **(caps or budget(target.n_states)))
     cmp = compare_dfa(res["dfa"], target)
     mined = mine_errors(res["dfa"], target, teacher, k=n_mined)
     return {"language": name, **res, **{k: v for k, v in cmp.items() if k != "n_states"}, "mined": mined}
 
 
+def mutant_mining(teacher: Teacher, name: str, seed: int = 0, n_mined: int = 20) -> dict:
+    """Control of C5: the error mining of a DFA that was *not* extracted from the teacher, ``perturbed_target``
+    (the target with one seeded state's acceptance flipped): ``compare_dfa`` keys against the target,
+    ``"flipped_state"`` and ``"mined"`` (as in ``extract``). If its difference words were teacher errors as often
+    as the extraction's, the confirmation rate would say nothing about the extraction."""
+    target = get_language(name)
+    mutant, state = perturbed_target(name, seed)
+    cmp = compare_dfa(mutant, target)
+    return {**cmp, "flipped_state": state, "mined": mine_errors(mutant, target, teacher, k=n_mined)}
+
+
 def compare_with_aalpy(languages=None, seed: int = 0) -> list:
-    """L*_nsp (own L*, NSP labels + generative queries) beside aalpy's classic L* (``run_Lstar``, binary labels,
-    20 EQ rounds), both with the exact DFA teacher of each language (default: the paper's 11). One dict per
-    language: ``{language, nsp_mq, nsp_seconds, classic_mq, classic_seconds, nsp_exact, classic_exact}`` (``*_exact``:
-    the learned DFA is equivalent to the target with its minimal number of states; classic also needs convergence)."""
+    """L*_nsp (own L*, NSP labels + generative queries) and classic L* (binary labels) on our L* beside classic L*
+    on aalpy's ``run_Lstar`` (the reference library), all with the exact DFA teacher of each language (default:
+    the paper's 11) and the same budget. One dict per language: ``{language, nsp_mq, nsp_seconds, classic_mq,
+    classic_seconds, aalpy_mq, aalpy_seconds, nsp_exact, classic_exact, aalpy_exact}`` (``*_exact``: converged to
+    a DFA equivalent to the target with its minimal number of states; aalpy's MQs count every prefix it steps)."""
+    def exact(r):
+        return bool(r["converged"] and r["equivalent"] and r["same_size"])
+
     rows = []
     for name in (SUITE if languages is None else languages):
         nsp = run_exact(name, seed)
-        cls = run_classic(DFATeacher(get_language(name), **_sampler(name)), name, seed)
-        rows.append({"language": name, "nsp_mq": int(nsp["n_mq"]), "nsp_seconds": round(float(nsp["time_s"]), 4),
-                     "classic_mq": int(cls["n_mq"]), "classic_seconds": round(float(cls["time_s"]), 4),
-                     "nsp_exact": bool(nsp["equivalent"] and nsp["same_size"]),
-                     "classic_exact": bool(cls["equivalent"] and cls["same_size"] and cls["converged"])})
+        teacher = DFATeacher(get_language(name), **_sampler(name))
+        own, ref = (run_classic(teacher, name, seed, backend=b) for b in ("own", "aalpy"))
+        rows.append({"language": name, **{f"{k}_mq": int(r["n_mq"]) for k, r in (("nsp", nsp), ("classic", own), ("aalpy", ref))},
+                     **{f"{k}_seconds": round(float(r["time_s"]), 4) for k, r in (("nsp", nsp), ("classic", own), ("aalpy", ref))},
+                     **{f"{k}_exact": exact(r) for k, r in (("nsp", nsp), ("classic", own), ("aalpy", ref))}})
     return rows

@@ -1,5 +1,5 @@
 """Figures: the main table (as a figure: exact teacher, Transformer teacher, classic L*) and samples to the last
-counterexample of classic L* vs L*_nsp per Dyck language (exact teacher, every seed)."""
+counterexample of L*_nsp, its shuffled-bits control and classic L* per Dyck language (exact teacher, every seed)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -62,41 +62,45 @@ def fig_table(t: pd.DataFrame):
     ax.set_title("Main table. Columns 3-6: L*_nsp with the exact DFA teacher (seed 0; exact runs over all seeds). "
                  "Columns 7-10: Transformer teacher\n(green: passes the 99.9 % accuracy gate and extraction is exact; "
                  "grey: below the gate; (cap): state cap hit). Columns 11-12: classic L*, binary labels, exact teacher,\n"
-                 "seed 0 (✗: not the target within 20 rounds). MQs = distinct membership queries.", fontsize=8.5)
+                 "seed 0 (✗: not the target within the shared query budget). MQs = distinct membership queries.", fontsize=8.5)
     return fig
 
 
+SERIES = [("nsp", "L*_nsp (NSP labels)"), ("shuf", "L*_nsp, shuffled continuation bits (C4 control)"),
+          ("classic", "classic L* (binary labels)")]
+
+
 def fig_samples(e: pd.DataFrame):
-    """Samples to the last counterexample per Dyck language and seed, classic L* vs L*_nsp (log y); a classic run
-    that did not reach the target within its budget is drawn as an open marker."""
+    """Samples to the last counterexample per Dyck language and seed: L*_nsp, its shuffled-bits control and classic
+    L* (log y); a run that did not reach the target within the shared budget is drawn as an open marker."""
     d = e[e.family == "dyck"].copy()
     langs = list(dict.fromkeys(d.language))
-    fig, ax = plotting.subplots(1, 1, width=6.8, height=3.6)
+    fig, ax = plotting.subplots(1, 1, width=7.4, height=4.3)
     ax = ax[0][0]
-    pal = plotting.sns.color_palette(n_colors=2)
+    pal = plotting.sns.color_palette(n_colors=len(SERIES))
     x = np.arange(len(langs))
-    for k, (col, label) in enumerate([("nsp", "L*_nsp (NSP labels)"), ("classic", "classic L* (binary labels)")]):
+    width = 0.8 / len(SERIES)
+    for k, (col, label) in enumerate(SERIES):
+        offset = (k - (len(SERIES) - 1) / 2) * width
         for i, lang in enumerate(langs):
             s = d[d.language == lang]
-            ok = s[f"{col}_converged"].map(truth) & s[f"{col}_equivalent"].map(truth)
+            ok = (s[f"{col}_converged"].map(truth) & s[f"{col}_equivalent"].map(truth)).to_numpy()
             y = s[f"{col}_samples_to_last_cex"].clip(lower=0.5).to_numpy()
-            jitter = (np.arange(len(s)) - (len(s) - 1) / 2) * 0.06
-            xs = x[i] + (k - 0.5) * 0.3 + jitter
-            ax.scatter(xs[ok.to_numpy()], y[ok.to_numpy()], color=pal[k], marker="o", s=30, zorder=3)
-            ax.scatter(xs[~ok.to_numpy()], y[~ok.to_numpy()], facecolors="none", edgecolors=pal[k], marker="o", s=30,
-                       zorder=3)
-            ax.bar(x[i] + (k - 0.5) * 0.3, np.median(y), width=0.28, color=pal[k], alpha=0.3)
+            jitter = (np.arange(len(s)) - (len(s) - 1) / 2) * 0.05
+            xs = x[i] + offset + jitter
+            ax.scatter(xs[ok], y[ok], color=pal[k], marker="o", s=26, zorder=3)
+            ax.scatter(xs[~ok], y[~ok], facecolors="none", edgecolors=pal[k], marker="o", s=26, zorder=3)
+            ax.bar(x[i] + offset, np.median(y), width=width * 0.95, color=pal[k], alpha=0.3)
     targets = d.groupby("language", sort=False).target_states.first()
     ax.set_xticks(x, [f"{lang}\n({targets[lang]} states)" for lang in langs])
     ax.set(yscale="log", ylabel="teacher samples to the last counterexample",
-           title=f"Exact teacher, {d.seed.nunique()} seed(s) per language (bars: median; 0 drawn at 0.5)")
+           title=f"Exact teacher, {d.seed.nunique()} seed(s) per language, same query budget (bars: median; 0 drawn at 0.5)")
     ax.title.set_fontsize(9)
     line = plotting.plt.Line2D
-    handles = [line([], [], ls="", marker="o", color=pal[0], label="L*_nsp (NSP labels)"),
-               line([], [], ls="", marker="o", color=pal[1], label="classic L* (binary labels)"),
-               line([], [], ls="", marker="o", markerfacecolor="none", markeredgecolor="grey",
-                    label="open: not the target within 20 rounds")]
-    ax.legend(handles=handles, fontsize=7, loc="upper left")
+    handles = [line([], [], ls="", marker="o", color=pal[k], label=label) for k, (_, label) in enumerate(SERIES)]
+    handles.append(line([], [], ls="", marker="o", markerfacecolor="none", markeredgecolor="grey",
+                        label="open: not the target within the budget"))
+    ax.legend(handles=handles, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
     return fig
 
 

@@ -1,7 +1,12 @@
-"""Table A (dimensions), tidy spectra and gradients for the figures, each claim's metrics per unit, and claims.yaml.
+"""Table A (dimensions), tidy spectra and gradients for the figures, each claim's metrics per unit (for the method
+and, by the same function, for each control), and claims.yaml.
 
 Units: an (architecture, degree) row for ranks, an architecture for fibers and C2's count, a data set for E5, a
-seed for E6. Ranks are certified by the exact rank mod p (a lower bound of dim M that meets the upper bound)."""
+seed for E6. Ranks are certified by the exact rank mod p (a lower bound of dim M that meets the upper bound).
+
+Controls (claims.yaml `controls:`), each the same `measure` on tables where the control's rows take the method's
+place (`swapped`): sigma = x^r for the generic claims and generic sigma for the x^r claim (rows of the ranks step,
+fibers of the x^r fiber job); the x^r-symmetric pair for the CNN node; the other network kind for E5."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -21,57 +26,79 @@ def flag(series: pd.Series) -> pd.Series:
     return series.astype(str).str.lower().eq("true")
 
 
+def swapped(table: pd.DataFrame, column: str, a: str, b: str) -> pd.DataFrame:
+    """``table`` with the labels ``a`` and ``b`` of ``column`` exchanged: a control's rows take the method's place
+    (and the method's rows the control's), so that the same ``measure`` judges the control."""
+    return table.assign(**{column: table[column].replace({a: b, b: a})})
+
+
 def measure(dims: pd.DataFrame, singular: pd.DataFrame, fibers: pd.DataFrame, critical: pd.DataFrame,
             sparsity: pd.DataFrame) -> dict[str, list[float]]:
-    """{claim metric: [value per unit]}; NaN values (nothing converged, nothing run) are left out, not counted."""
+    """{claim metric: [value per unit]}; NaN values (nothing converged, nothing run) are left out, not counted.
+    Every bound is the claim's own, from the architecture (#params, #hidden, the ambient dimension of the claim's
+    sigma), never from the row's sigma, so a control's rows are held to the claim's bound."""
     m: dict[str, list[float]] = {}
 
     def put(name, values):
-        vals = [float(v) for v in np.asarray(values, dtype=float).ravel() if not np.isnan(v)]
-        if vals:
-            m[name] = vals
+        m[name] = [float(v) for v in np.asarray(values, dtype=float).ravel() if not np.isnan(v)]
 
-    # C1: generic MLP, rank == min(#params, ambient) (exact and numerical); fibers hold only permutations of W*
+    # C1: generic MLP, rank == min(#params, ambient) (exact and numerical)
     mlp = dims[dims.kind == "mlp"]
     gen = mlp[mlp.activation == "generic"]
-    bound = np.minimum(gen.n_params, gen.ambient)
+    bound = np.minimum(gen.n_params, gen.ambient_generic)
     put("c1_exact_rank_gap", bound - gen.rank_exact_lb)
     put("c1_numeric_rank_gap", (gen.rank_numeric - bound).abs())
+    # C1f: the fibers hold only permutations of W*
     fm = fibers[(fibers.kind == "mlp") & (fibers.n_converged > 0)]
     put("c1_fiber_other_clusters", fm.n_other_clusters)
     # C2: sigma = x^r, rank == min(#params - #hidden, ambient); strictly below generic at every degree
     mono = mlp[mlp.activation == "monomial"]
-    put("c2_exact_rank_gap", mono.upper_bound - mono.rank_exact_lb)
-    put("c2_numeric_rank_gap", (mono.rank_numeric - mono.upper_bound).abs())
+    mono_bound = np.minimum(mono.n_params - mono.n_hidden, mono.ambient_monomial)
+    put("c2_exact_rank_gap", (mono_bound - mono.rank_exact_lb).abs())
+    put("c2_numeric_rank_gap", (mono.rank_numeric - mono_bound).abs())
     pair = gen.merge(mono, on=["arch", "degree"], suffixes=("_gen", "_mono"))
     below = (pair.rank_exact_lb_mono < pair.rank_exact_lb_gen).groupby(pair.arch).all()
     put("c2_strictly_below_generic", below.astype(float))
-    # C3: CNN rank == sum k at a random and at a zero-padded point; one fiber cluster (W* itself)
+    # C3: CNN rank == sum k (= #params) at a random and at a zero-padded point
     cnn = dims[(dims.kind == "cnn") & (dims.activation == "generic")]
-    put("c3_exact_rank_gap", cnn.formula - cnn.rank_exact_lb)
-    put("c3_exact_rank_gap_zero_padded", cnn.formula - cnn.rank_zero_padded_exact_lb)
-    put("c3_numeric_rank_gap", np.maximum((cnn.rank_numeric - cnn.formula).abs(), (cnn.rank_zero_padded - cnn.formula).abs()))
+    put("c3_exact_rank_gap", cnn.n_params - cnn.rank_exact_lb)
+    put("c3_exact_rank_gap_zero_padded", cnn.n_params - cnn.rank_zero_padded_exact_lb)
+    put("c3_numeric_rank_gap", np.maximum((cnn.rank_numeric - cnn.n_params).abs(),
+                                          (cnn.rank_zero_padded - cnn.n_params).abs()))
+    # C3f: one fiber cluster, W* itself
     fc = fibers[(fibers.kind == "cnn") & (fibers.n_converged > 0)]
     put("c3_cnn_fiber_clusters", fc.n_clusters)
     put("c3_cnn_fiber_other_clusters", fc.n_other_clusters)
-    # C4: MLP dead neuron drops the rank; CNN node: same function at W and W', two tangent spaces
+    # C4s: MLP dead neuron drops the rank; the CNN shift keeps the function. C4: two tangent spaces at the node
     dead = singular[singular.point == "dead_neuron"]
     put("c4_mlp_dead_rank_drop", dead.rank_generic - dead.rank_numeric)
     node = singular[singular.point == "node"]
     put("c4_cnn_node_max_abs_diff", node.max_abs_diff)
     put("c4_cnn_node_joint_rank_excess", node.rank_joint_exact_lb - node.sum_k)
-    # C5: embedded MLP subnetwork critical points are critical for the full MLP; CNN ones are not
+    # C5s: embedded MLP subnetwork critical points are critical for the full MLP. C5: CNN ones are not
     mc, cc = critical[critical.kind == "mlp"], critical[critical.kind == "cnn"]
-    put("c5_mlp_grad_dead_max", mc.grad_dead_max if len(mc) else [])
-    put("c5_mlp_full_critical", flag(mc.full_critical)[flag(mc.converged)].astype(float) if len(mc) else [])
-    put("c5_cnn_not_critical", flag(cc.not_critical)[flag(cc.converged)].astype(float) if len(cc) else [])
+    put("c5_mlp_grad_dead_max", mc.grad_exposed_max)
+    put("c5_mlp_full_critical", flag(mc.full_critical)[flag(mc.converged)].astype(float))
+    put("c5_cnn_not_critical", flag(cc.not_critical)[flag(cc.converged)].astype(float))
     # C6 (info): paired per seed, both runs finite: MLP ends sparse minus CNN ends sparse
     if set(sparsity.kind) >= {"mlp", "cnn"}:
         s = sparsity.assign(sparse=flag(sparsity["sparse"]).astype(float), diverged=flag(sparsity.diverged))
         w = s.pivot(index="seed", columns="kind", values=["sparse", "diverged"])
         ok = ~(w["diverged"]["mlp"].astype(bool) | w["diverged"]["cnn"].astype(bool))
         put("info_c6_sparse_mlp_minus_cnn", (w["sparse"]["mlp"] - w["sparse"]["cnn"])[ok])
+    else:
+        put("info_c6_sparse_mlp_minus_cnn", [])
     return m
+
+
+def control_measures(dims, singular, fibers, fibers_monomial, critical, sparsity) -> dict[str, dict[str, list[float]]]:
+    """Each control of claims.yaml: the same ``measure`` with the control's rows in the method's place."""
+    sigma = measure(swapped(dims, "activation", "generic", "monomial"), singular, fibers_monomial, critical, sparsity)
+    kinds = measure(dims, singular, fibers, swapped(critical, "kind", "mlp", "cnn"), sparsity)
+    return {"monomial_sigma": sigma, "generic_sigma": sigma,
+            "symmetric_pair": measure(dims, swapped(singular, "point", "node", "symmetric_pair"), fibers, critical,
+                                      sparsity),
+            "mlp_subnetwork": kinds, "cnn_subnetwork": kinds}
 
 
 def table_a(dims: pd.DataFrame, singular: pd.DataFrame) -> pd.DataFrame:
@@ -112,12 +139,9 @@ def spectra_table(spectra: dict) -> pd.DataFrame:
 def gradient_table(critical: pd.DataFrame) -> pd.DataFrame:
     """Per data set: the full gradient at the embedded subnetwork point and its exposed part (dead neuron's / zeroed
     entries' components), for Fig. C."""
-    exposed = critical.get("grad_dead_max", pd.Series(np.nan, index=critical.index))
-    if "grad_zeroed_max" in critical:
-        exposed = exposed.fillna(critical.grad_zeroed_max)
     return pd.DataFrame({"kind": critical.kind, "arch": critical.arch, "dataset": critical.dataset,
                          "converged": flag(critical.converged), "grad_sub_norm": critical.grad_sub_norm,
-                         "grad_full_norm": critical.grad_full_norm, "grad_exposed_max": exposed})
+                         "grad_full_norm": critical.grad_full_norm, "grad_exposed_max": critical.grad_exposed_max})
 
 
 def main(argv=None):
@@ -125,7 +149,8 @@ def main(argv=None):
     step.parser.add_argument("--dimensions", type=Path, required=True)
     step.parser.add_argument("--singular", type=Path, required=True)
     step.parser.add_argument("--spectra", type=Path, required=True, help="the ranks step's .npz")
-    step.parser.add_argument("--fibers", type=Path, required=True)
+    step.parser.add_argument("--fibers", type=Path, required=True, help="the fiber job of generic sigma")
+    step.parser.add_argument("--fibers-control", type=Path, required=True, help="the fiber job of sigma = x^r")
     step.parser.add_argument("--critical", type=Path, nargs="+", required=True, help="critical/<kind>.csv files")
     step.parser.add_argument("--sparsity", type=Path, required=True)
     step.parser.add_argument("--table", type=Path, required=True, help="Table A (.csv)")
@@ -135,8 +160,9 @@ def main(argv=None):
     args, _ = step.start(argv)
     dims, singular = pd.read_csv(args.dimensions), pd.read_csv(args.singular)
     critical = pd.concat([pd.read_csv(p) for p in args.critical], ignore_index=True)
-    fibers, sparsity = pd.read_csv(args.fibers), pd.read_csv(args.sparsity)
-    result = claims_mod.check(CLAIMS, measure(dims, singular, fibers, critical, sparsity), args.profile, args.claims, step.log)
+    fibers, fibers_mono, sparsity = pd.read_csv(args.fibers), pd.read_csv(args.fibers_control), pd.read_csv(args.sparsity)
+    result = claims_mod.check(CLAIMS, measure(dims, singular, fibers, critical, sparsity), args.profile, args.claims,
+                              step.log, controls=control_measures(dims, singular, fibers, fibers_mono, critical, sparsity))
     write_text(args.table, table_a(dims, singular).to_csv(index=False, float_format="%.6g"))
     write_text(args.spectra_table, spectra_table(read_npz(args.spectra)).to_csv(index=False, float_format="%.6g"))
     write_text(args.gradients, gradient_table(critical).to_csv(index=False, float_format="%.6g"))

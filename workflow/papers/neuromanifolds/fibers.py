@@ -1,5 +1,7 @@
 """E3: identifiability. Solve phi(W') = phi(W*) by Levenberg-Marquardt from many random starts and count the
-solution clusters: for generic sigma an MLP's fiber should be its permutation orbit, a CNN's the point W* alone."""
+solution clusters: for generic sigma an MLP's fiber should be its permutation orbit, a CNN's the point W* alone.
+With sigma = x^r (the control: scaling symmetries make every fiber a continuum) the same count must find solutions
+off that orbit."""
 from __future__ import annotations
 
 import time
@@ -14,15 +16,20 @@ from . import methods
 from .ranks import arch_spec, point_seed, random_point
 
 
-def fiber_rows(specs: list[dict], degree: int, n_points: int, starts: int, max_nfev: int, seed: int, log=print) -> list:
-    """One row per architecture, W* the (generic) point of its Table A row at this degree."""
+def fiber_rows(specs: list[dict], degree: int, n_points: int, starts: int, max_nfev: int, seed: int,
+               activation: str = "generic", log=print) -> list:
+    """One row per architecture, W* and X those of its (generic) Table A row at this degree; sigma generic (that
+    row's) or x^r at the same W* and X."""
     rows = []
     for spec in specs:
         started = time.time()
         s = point_seed(seed, methods.make_arch(spec).label(), degree)
         arch, c, theta, X, _ = random_point(spec, degree, n_points, s)
+        if activation == "monomial":
+            c = methods.activation_coeffs(degree, "monomial")
         rep = methods.fiber_report(arch, c, X, theta, n_starts=starts, seed=s + 1, max_nfev=max_nfev)
-        rows.append({"arch": arch.label(), "kind": arch.kind, "degree": degree, "n_params": arch.n_params}
+        rows.append({"arch": arch.label(), "kind": arch.kind, "activation": activation, "degree": degree,
+                     "n_params": arch.n_params}
                     | {k: v for k, v in rep.items() if k != "cluster_orbit_dists"}
                     | {"seconds": round(time.time() - started, 2)})
         log(f"{arch.label()}: {rep['n_converged']}/{starts} starts converged, {rep['n_clusters']} clusters "
@@ -32,10 +39,12 @@ def fiber_rows(specs: list[dict], degree: int, n_points: int, starts: int, max_n
 
 def main(argv=None):
     step = Step("neuromanifolds", "fibers", __doc__)
+    step.parser.add_argument("activation", choices=["generic", "monomial"], help="sigma: generic, or x^r (the control)")
     step.parser.add_argument("--out", type=Path, required=True, help=".csv, one row per architecture")
     args, p = step.start(argv)
     specs = [arch_spec(w) for w in p["mlp"]] + [arch_spec(k) for k in p["cnn"]]
-    table = pd.DataFrame(fiber_rows(specs, p["degree"], p["n_points"], p["starts"], p["max_nfev"], p["seed"], log=step.log))
+    table = pd.DataFrame(fiber_rows(specs, p["degree"], p["n_points"], p["starts"], p["max_nfev"], p["seed"],
+                                    args.activation, log=step.log))
     write_text(args.out, table.to_csv(index=False, float_format="%.6g"))
     step.finish(metrics={"converged_starts": table.n_converged.sum(), "other_clusters": table.n_other_clusters.sum()},
                 outputs=[args.out])

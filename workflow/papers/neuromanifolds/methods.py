@@ -52,15 +52,17 @@ E4 singular points from sparse subnetworks (C4)
     cnn_zero_padded_params(arch, rng, shifts=None)
     cnn_node_report(arch, c, X, theta, shifts) -> dict: arch, shifts, sum_k, max_abs_diff, rank_W,
         rank_W_shift, rank_joint, rank_joint_exact_lb
+    cnn_rescale(arch, theta, r, t), cnn_symmetric_pair_report(arch, r, X, theta) -> the same keys for W and
+        its x^r-symmetric image (C4's control: two preimages, one tangent space)
 E5 critical exposure (C5)
     mse_loss_and_grad(arch, theta, X, Y, c) -> (loss, grad)
     fit_critical_point(arch, theta0, X, Y, c, free=None) -> {theta, loss, grad_norm, max_abs_param,
         converged, finite}
     mlp_critical_exposure(widths, c, X, Y, layer=1, neuron=None, seed=0) -> dict: converged, loss_sub,
         loss_full, grad_sub_norm, grad_full_norm, grad_dead_max, grad_alive_diff, grad_norm_abs_diff,
-        full_critical
+        full_critical, grad_exposed_max, not_critical
     cnn_critical_exposure(kernels, strides, c, X, Y, zero_mask=None, seed=0) -> dict: converged, loss,
-        grad_sub_norm, grad_full_norm, grad_zeroed_max, not_critical
+        grad_sub_norm, grad_full_norm, grad_zeroed_max, grad_exposed_max, full_critical, not_critical
 E6 sparsity bias, qualitative (C6)
     gd_train(arch, theta0, X, Y, c, lr, n_steps) -> {theta, loss, n_steps_done, diverged}
     sparsity_bias_trial(arch, c, X, teacher, seed, init_scale=1e-2, lr=0.05, n_steps=2000, Y=None)
@@ -113,7 +115,7 @@ __all__ = [
     "mlp_permute", "orbit_distance", "fiber_report",
     # E4
     "kill_neuron", "remove_neuron", "mlp_subnetwork_report", "cnn_shift_vectors", "cnn_shift_mask",
-    "shift_cnn_params", "cnn_node_report", "cnn_zero_padded_params",
+    "shift_cnn_params", "cnn_node_report", "cnn_zero_padded_params", "cnn_rescale", "cnn_symmetric_pair_report",
     # E5
     "mse_loss_and_grad", "fit_critical_point", "embed_dead_neuron", "mlp_critical_exposure",
     "cnn_critical_exposure",
@@ -187,10 +189,10 @@ def dimension_report(arch, c, X, theta, rtol: float = RANK_RTOL, exact: bool = T
     rank_numeric_raw    the same without equilibration (the spec's recipe; fails for deep nets, r = 5)
     rank_exact_lb       exact rank mod p at the same point (certified lower bound of dim M), if ``exact``
     formula             paper formula for this sigma (``formula_dim``: #params, #params - #hidden for
-                        x^r, sum k for CNNs), n_params, n_hidden, ambient (``ambient_dim``)
+                        x^r, sum k for CNNs, sum k - (L - 1) for x^r CNNs), n_params, n_hidden, ambient
     expected            min(formula, ambient, N d_L): the value the rank should take
-    upper_bound         min(proved upper bound, ambient, N d_L); the proved bound is #params, or
-                        #params - #hidden for sigma = x^r (scaling symmetry)
+    upper_bound         min(proved upper bound, ambient, N d_L); the proved bound is #params, or for
+                        sigma = x^r (scaling symmetries) #params - #hidden (MLP), sum k - (L - 1) (CNN)
     certified           rank_exact_lb == upper_bound (then dim M = upper_bound is a proof, not a guess)
     singular_values     normalised spectrum (for Fig. B), gap = s_rank / s_{rank+1}
     """
@@ -202,8 +204,8 @@ def dimension_report(arch, c, X, theta, rtol: float = RANK_RTOL, exact: bool = T
     raw = numerical_rank(J, rtol, equilibrate=False)
     amb = ambient_dim(arch, c)
     rows = J.shape[0]
-    form = formula_dim(arch, "monomial" if (mono and arch.kind == "mlp") else "generic")
-    proved = arch.n_params - (arch.n_hidden if mono and arch.kind == "mlp" else 0)
+    form = formula_dim(arch, "monomial" if mono else "generic")
+    proved = form if mono else arch.n_params  # x^r: the bound its scaling symmetries prove; generic: #params
     out = {
         "arch": arch.label(),
         "kind": arch.kind,
@@ -523,6 +525,25 @@ def cnn_zero_padded_params(arch, rng: np.random.Generator, shifts=None) -> np.nd
     return init_params(arch, rng, mask=mask)
 
 
+def _pair_report(arch, c, X, theta, theta2, exact: bool = True) -> dict:
+    """Two parameter points of one CNN: max |phi(W) - phi(W')|, the ranks of J_W, J_W' and [J_W, J_W']
+    (float and, if ``exact``, the exact rank mod p of the joint Jacobian), and sum k."""
+    J1, J2 = jacobian(arch, theta, X, c), jacobian(arch, theta2, X, c)
+    out = {
+        "arch": arch.label(),
+        "sum_k": int(sum(arch.kernels)),
+        "max_abs_diff": float(np.max(np.abs(forward(arch, theta, X, c) - forward(arch, theta2, X, c)))),
+        "rank_W": numerical_rank(J1)["rank"],
+        "rank_W_shift": numerical_rank(J2)["rank"],
+        "rank_joint": numerical_rank(np.hstack([J1, J2]))["rank"],
+    }
+    if exact:
+        n = min(len(X), 4 * arch.n_params + 10)
+        Jp = np.hstack([jacobian_mod_p(arch, theta, X[:n], c), jacobian_mod_p(arch, theta2, X[:n], c)])
+        out["rank_joint_exact_lb"] = rank_mod_p(Jp)
+    return out
+
+
 def cnn_node_report(arch, c, X, theta, shifts, exact: bool = True) -> dict:
     """E4 (CNN, "node type"): W zero-padded for ``shifts``, W' = shift(W).  phi(W) = phi(W') while the
     two tangent spaces differ: rank [J_W, J_W'] > sum k (two branches of M through one point) although
@@ -530,23 +551,28 @@ def cnn_node_report(arch, c, X, theta, shifts, exact: bool = True) -> dict:
     rank_W_shift, rank_joint, rank_joint_exact_lb, sum_k, shifts."""
     arch = as_arch(arch)
     theta = np.asarray(theta, float)
-    th2 = shift_cnn_params(arch, theta, shifts)
-    J1, J2 = jacobian(arch, theta, X, c), jacobian(arch, th2, X, c)
-    Jj = np.hstack([J1, J2])
-    out = {
-        "arch": arch.label(),
-        "shifts": list(shifts),
-        "sum_k": int(sum(arch.kernels)),
-        "max_abs_diff": float(np.max(np.abs(forward(arch, theta, X, c) - forward(arch, th2, X, c)))),
-        "rank_W": numerical_rank(J1)["rank"],
-        "rank_W_shift": numerical_rank(J2)["rank"],
-        "rank_joint": numerical_rank(Jj)["rank"],
-    }
-    if exact:
-        n = min(len(X), 4 * arch.n_params + 10)
-        Jp = np.hstack([jacobian_mod_p(arch, theta, X[:n], c), jacobian_mod_p(arch, th2, X[:n], c)])
-        out["rank_joint_exact_lb"] = rank_mod_p(Jp)
+    return _pair_report(arch, c, X, theta, shift_cnn_params(arch, theta, shifts), exact) | {"shifts": list(shifts)}
+
+
+def cnn_rescale(arch, theta, r: int, t: float = 2.0, layer: int = 0) -> np.ndarray:
+    """The x^r scaling symmetry of a CNN: filter ``layer`` times t, filter ``layer + 1`` times t^{-r} (the next
+    layer's input is scaled by t^r, so f is unchanged).  t = 2 keeps dyadic parameters dyadic (exact ranks)."""
+    arch = as_arch(arch)
+    out = np.asarray(theta, float).copy()
+    out[arch.layer_slice(layer)] *= t
+    out[arch.layer_slice(layer + 1)] *= float(t) ** (-int(r))
     return out
+
+
+def cnn_symmetric_pair_report(arch, r: int, X, theta, t: float = 2.0, exact: bool = True) -> dict:
+    """Control of the node (C4): with sigma = x^r, W and its image W' under the scaling symmetry
+    (``cnn_rescale``): the same function and, since phi(S W) = phi(W) for all W gives J_{SW} S = J_W, the same
+    tangent space, so rank [J_W, J_W'] = rank J_W <= sum k - (L - 1): two preimages, no node.  Same keys as
+    ``cnn_node_report`` (``shifts`` empty)."""
+    arch = as_arch(arch)
+    theta = np.asarray(theta, float)
+    c = activation_coeffs(r, "monomial")
+    return _pair_report(arch, c, X, theta, cnn_rescale(arch, theta, r, t), exact) | {"shifts": []}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -626,7 +652,8 @@ def mlp_critical_exposure(widths, c, X, Y, layer: int = 1, neuron: int = None, s
     "critically exposed").  Returns converged (||grad L_sub|| < gtol after the fit), loss_sub,
     loss_full, grad_sub_norm, grad_full_norm, grad_dead_max (max |dead components|), grad_alive_diff
     (max |g_full[alive] - g_sub|), grad_norm_abs_diff (| ||g_full|| - ||g_sub|| |), full_critical
-    (converged and ||grad L_full|| < gtol)."""
+    (converged and ||grad L_full|| < gtol); as ``cnn_critical_exposure`` also grad_exposed_max (= grad_dead_max)
+    and not_critical (grad_exposed_max > 1e-4), so that either kind can be judged by the other's checks."""
     full = mlp_arch(widths)
     if neuron is None:
         neuron = full.widths[layer] - 1
@@ -652,9 +679,11 @@ def mlp_critical_exposure(widths, c, X, Y, layer: int = 1, neuron: int = None, s
         "grad_sub_norm": gs,
         "grad_full_norm": gf,
         "grad_dead_max": float(np.max(np.abs(dead))),
+        "grad_exposed_max": float(np.max(np.abs(dead))),
         "grad_alive_diff": float(np.max(np.abs(g_full[alive] - g_sub))),
         "grad_norm_abs_diff": float(abs(gf - gs)),
         "full_critical": bool(fit["converged"] and gf < gtol),
+        "not_critical": bool(np.max(np.abs(dead)) > CNN_EXPOSED_TOL),
     }
 
 
@@ -666,7 +695,8 @@ def cnn_critical_exposure(kernels, strides, c, X, Y, zero_mask=None, seed: int =
     L restricted to that subspace, then evaluate the full gradient.  The CNN parametrisation is regular
     there, so the point is a critical point of the full loss only if also dL/dw = 0 on the zeroed
     entries, which fails for generic data: returns converged, loss, grad_sub_norm, grad_full_norm,
-    grad_zeroed_max (max |dL/dw| over the zeroed entries), exposed_fraction_ok (grad_zeroed_max > 1e-4)."""
+    grad_zeroed_max (max |dL/dw| over the zeroed entries; also as grad_exposed_max), not_critical
+    (grad_zeroed_max > 1e-4) and, as ``mlp_critical_exposure``, full_critical (converged and ||grad L|| < gtol)."""
     arch = cnn_arch(kernels, strides)
     if zero_mask is None:
         sv = cnn_shift_vectors(arch)
@@ -686,6 +716,8 @@ def cnn_critical_exposure(kernels, strides, c, X, Y, zero_mask=None, seed: int =
         "grad_sub_norm": fit["grad_norm"],
         "grad_full_norm": float(np.linalg.norm(g)),
         "grad_zeroed_max": gz,
+        "grad_exposed_max": gz,
+        "full_critical": bool(fit["converged"] and np.linalg.norm(g) < gtol),
         "not_critical": bool(gz > CNN_EXPOSED_TOL),
     }
 

@@ -414,10 +414,12 @@ def formula_dim(arch, activation: str = "generic") -> int:
     MLP, generic sigma of large degree (Thm: finite generic fibers):  dim M = sum_l d_l d_{l-1}.
     MLP, sigma = x^r: the per-neuron scaling (w_in -> t w_in, w_out -> t^{-r} w_out) gives the upper
     bound  sum_l d_l d_{l-1} - sum_{l<L} d_l  (equality for large r is Kileel et al.'s count).
-    CNN (generic sigma with sigma(0) = 0; Thm: generically injective, regular):  dim M = sum_l k_l."""
+    CNN (generic sigma with sigma(0) = 0; Thm: generically injective, regular):  dim M = sum_l k_l.
+    CNN, sigma = x^r: the scaling of consecutive filters (w_l -> t w_l, w_{l+1} -> t^{-r} w_{l+1}, L - 1 of
+    them) gives the upper bound  sum_l k_l - (L - 1)  (the contrast that controls the CNN claims)."""
     arch = as_arch(arch)
     if arch.kind == "cnn":
-        return int(sum(arch.kernels))
+        return int(sum(arch.kernels)) - (arch.n_layers - 1 if activation == "monomial" else 0)
     if activation == "monomial":
         return arch.n_params - arch.n_hidden
     return arch.n_params

@@ -49,8 +49,8 @@ def fig_table(t: pd.DataFrame):
         elif t.kind.iloc[i - 1] == "cnn":
             cell.set_facecolor("#f3f7fb")
     ax.set_title("Table A: dimension of the neuromanifold = generic rank of the Jacobian of W ↦ (f_W(x_n))_n\n"
-                 "✓ exact rank (mod p) meets the proved upper bound; x^r bound = min(#params − #hidden, ambient); "
-                 "CNN: #params = Σk", fontsize=9)
+                 "✓ exact rank (mod p) meets the proved upper bound; x^r bound: MLP min(#params − #hidden, ambient), "
+                 "CNN Σk − (L − 1); CNN: #params = Σk", fontsize=9)
     return fig
 
 

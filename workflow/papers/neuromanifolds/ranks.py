@@ -1,5 +1,7 @@
 """E1/E2/E4: Jacobian ranks of the parametrisation (float SVD and exact mod p) for every MLP and CNN, sigma generic
-and x^r, at random and zero-padded points, plus the singular points of sparse subnetworks (dead neuron, CNN node)."""
+and x^r (the x^r rows are the contrast that controls the generic claims, and vice versa), at random and zero-padded
+points, plus the singular points of sparse subnetworks (dead neuron, CNN node) and C4's control (a CNN point paired
+with its x^r-symmetric image)."""
 from __future__ import annotations
 
 import zlib
@@ -14,9 +16,10 @@ from workflow.core.step import Step
 from . import methods
 
 DEAD = {"layer": 1, "neuron": 0}  # E4: which neuron dies; every neuron of a layer is equivalent (permutation symmetry)
-DIM_COLUMNS = ["arch", "kind", "activation", "sigma", "degree", "n_points", "n_params", "n_hidden", "ambient", "formula",
-               "expected", "upper_bound", "rank_numeric", "rank_numeric_raw", "rank_exact_lb", "certified", "gap",
-               "rank_zero_padded", "rank_zero_padded_exact_lb", "seed"]
+DIM_COLUMNS = ["arch", "kind", "activation", "sigma", "degree", "n_points", "n_params", "n_hidden", "ambient",
+               "ambient_generic", "ambient_monomial", "formula", "expected", "upper_bound", "rank_numeric",
+               "rank_numeric_raw", "rank_exact_lb", "certified", "gap", "rank_zero_padded", "rank_zero_padded_exact_lb",
+               "seed"]
 
 
 def arch_spec(entry) -> dict:
@@ -52,24 +55,33 @@ def spectrum_key(label: str, r: int, point: str) -> str:
     return f"{label}|{r}|{point}"
 
 
-def dimension_row(rep: dict, seed: int, sigma: str) -> dict:
-    return {k: rep.get(k, np.nan) for k in DIM_COLUMNS} | {"sigma": sigma, "seed": seed}
+def ambients(spec: dict, r: int) -> dict:
+    """The ambient dimension of this architecture at degree r for generic sigma and for x^r (it depends on the
+    degrees sigma contains): each claim's bound uses its own sigma's, also when a control's row stands in."""
+    arch = methods.make_arch(spec)
+    generic = np.r_[0.0, np.ones(r)]  # every degree 1..r present, as for c_i ~ N(0, 1)
+    return {"ambient_generic": methods.ambient_dim(arch, generic),
+            "ambient_monomial": methods.ambient_dim(arch, methods.activation_coeffs(r, "monomial"))}
+
+
+def dimension_row(rep: dict, seed: int, sigma: str, spec: dict) -> dict:
+    return {k: rep.get(k, np.nan) for k in DIM_COLUMNS} | {"sigma": sigma, "seed": seed} | ambients(spec, rep["degree"])
 
 
 def dimension_rows(specs: list[dict], degrees: list[int], n_points: int, seed: int, log=print) -> tuple[list, dict]:
-    """E1 (MLP: generic and x^r) and E2 (CNN: generic, at a random and at a zero-padded point) for every degree."""
+    """E1 (MLP) and E2 (CNN, at a random and at a zero-padded point) for every degree, sigma generic and x^r."""
     rows, spectra = [], {}
     for spec in specs:
         label = methods.make_arch(spec).label()
         for r in degrees:
             s = point_seed(seed, label, r)
-            for activation in ("generic", "monomial") if spec["kind"] == "mlp" else ("generic",):
+            for activation in ("generic", "monomial"):
                 rep = methods.architecture_dimension(spec, r, activation, n_points=n_points, seed=s)
-                rows.append(dimension_row(rep, s, "generic" if activation == "generic" else f"x^{r}"))
+                rows.append(dimension_row(rep, s, "generic" if activation == "generic" else f"x^{r}", spec))
                 spectra[spectrum_key(label, r, activation)] = rep["singular_values"]
-                if spec["kind"] == "cnn":
+                if spec["kind"] == "cnn" and activation == "generic":
                     spectra[spectrum_key(label, r, "zero_padded")] = rep["singular_values_zero_padded"]
-            last = rows[-2] if spec["kind"] == "mlp" else rows[-1]
+            last = rows[-2]  # the generic row
             log(f"{label} r={r}: rank {last['rank_numeric']} (exact >= {last['rank_exact_lb']}) of bound "
                 f"{last['upper_bound']}, #params {last['n_params']}, ambient {last['ambient']}")
     return rows, spectra
@@ -83,14 +95,15 @@ def example_rows(examples: list[dict], n_points: int, seed: int, log=print) -> l
         label = methods.make_arch(spec).label()
         s = point_seed(seed, label, len(c) - 1)
         rep = methods.architecture_dimension(spec, len(c) - 1, c, n_points=n_points, seed=s)
-        rows.append(dimension_row(rep, s, poly(c)) | {"activation": "example"})
+        rows.append(dimension_row(rep, s, poly(c), spec) | {"activation": "example"})
         log(f"paper example {label}, sigma = {poly(c)}: rank {rep['rank_numeric']} in ambient {rep['ambient']}")
     return rows
 
 
 def singular_rows(specs: list[dict], degrees: list[int], n_points: int, seed: int, log=print) -> tuple[list, dict]:
     """E4 at the point of each Table A row: MLP with one dead neuron (rank drop, 'cusp type'); CNN zero-padded point W
-    and its shift W' (same function, two tangent spaces: 'node type')."""
+    and its shift W' (same function, two tangent spaces: 'node type'), and the control of the node: the same W with
+    sigma = x^r paired with its symmetric image (same function, one tangent space: point 'symmetric_pair')."""
     rows, spectra = [], {}
     for spec in specs:
         for r in degrees:
@@ -109,8 +122,11 @@ def singular_rows(specs: list[dict], degrees: list[int], n_points: int, seed: in
                 rep = methods.cnn_node_report(arch, c, X, thz, shifts)
                 keep = ("sum_k", "max_abs_diff", "rank_W", "rank_W_shift", "rank_joint", "rank_joint_exact_lb")
                 rows.append(base | {"point": "node", "shifts": " ".join(map(str, shifts))} | {k: rep[k] for k in keep})
+                pair = methods.cnn_symmetric_pair_report(arch, r, X, thz)
+                rows.append(base | {"point": "symmetric_pair", "shifts": ""} | {k: pair[k] for k in keep})
                 log(f"{arch.label()} r={r}: node at shift {shifts}: max|phi(W)-phi(W')| = {rep['max_abs_diff']:.2g}, "
-                    f"joint rank {rep['rank_joint']} vs sum k {rep['sum_k']}")
+                    f"joint rank {rep['rank_joint']} vs sum k {rep['sum_k']}; x^r symmetric pair: joint rank "
+                    f"{pair['rank_joint']}")
     return rows, spectra
 
 

@@ -1,4 +1,8 @@
-"""Every run -> one metrics table (data set x r_V x method x fold) and the view-weight table; the claims of claims.yaml."""
+"""Every run -> one metrics table (data set x r_V x method x fold) and the view-weight table; the claims of claims.yaml.
+
+The claims' metrics come from one function, `measure(..., method)`: with method = scsd they are the claims; with a
+control in SCSD's place (scsd_frozen_codebook: random codes that never learn; scsd_no_lcw: uniform view weights)
+they are the control's values for the same checks."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,6 +19,7 @@ CLAIMS = Path(__file__).with_name("claims.yaml")
 BASELINES = ("late_fusion_mlp", "dicnet_lite", "br_logreg")
 ABLATIONS = {"vq": "scsd_no_vq", "xrec": "scsd_no_xrec", "lcw": "scsd_no_lcw", "sd": "scsd_no_sd"}
 MIN_ABLATION_DROP = 0.002  # spec K2: an ablation counts as beaten when its AP is >= 0.2 pp below SCSD's
+CONTROLS = {"frozen_codebook": "scsd_frozen_codebook", "uniform_weights": "scsd_no_lcw"}  # control -> method in SCSD's place
 
 
 def tables(runs: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -35,7 +40,8 @@ def main_grid(table: pd.DataFrame, plan: dict) -> pd.DataFrame:
     return table[[own.get(ds) == rv for ds, rv in zip(table.dataset, table.missing_view)]]
 
 
-def measure(table: pd.DataFrame, weights: pd.DataFrame, plan: dict) -> dict[str, list[float]]:
+def measure(table: pd.DataFrame, weights: pd.DataFrame, plan: dict, method: str = "scsd") -> dict[str, list[float]]:
+    """Every claim metric per fold, with `method` in SCSD's place."""
     m: dict[str, list[float]] = {}
 
     def put(name, values):
@@ -48,19 +54,19 @@ def measure(table: pd.DataFrame, weights: pd.DataFrame, plan: dict) -> dict[str,
         ap = d.pivot_table(index="seed", columns="method", values="ap")
         rl = d.pivot_table(index="seed", columns="method", values="one_minus_rl")
         base = [b for b in BASELINES if b in ap]
-        if "scsd" in ap and base:
-            put(f"k1_ap_margin_{ds}", ap["scsd"] - ap[base].max(axis=1))
-            put(f"k1_rl_margin_{ds}", rl["scsd"] - rl[base].max(axis=1))
+        if method in ap and base:
+            put(f"k1_ap_margin_{ds}", ap[method] - ap[base].max(axis=1))
+            put(f"k1_rl_margin_{ds}", rl[method] - rl[base].max(axis=1))
         abl = {k: a for k, a in ABLATIONS.items() if a in ap}
-        if ds == "synth" and "scsd" in ap and abl:
-            gains = pd.DataFrame({k: ap["scsd"] - ap[a] for k, a in abl.items()})
+        if ds == "synth" and method in ap and abl:
+            gains = pd.DataFrame({k: ap[method] - ap[a] for k, a in abl.items()})  # in a control's place: its own gains
             if len(abl) == len(ABLATIONS):
                 put("k2_ablations_beaten", (gains >= MIN_ABLATION_DROP).sum(axis=1))
             for k in abl:
                 put(f"info_ap_gain_from_{k}", [gains[k].mean()])
-        if ds == "synth" and "scsd" in ap:
-            put("info_codebook_usage", [d[d.method == "scsd"].codebook_usage.mean()])
-    w = weights[(weights.dataset == "synth") & (weights.method == "scsd")]
+        if ds == "synth" and method in ap:
+            put("info_codebook_usage", [d[d.method == method].codebook_usage.mean()])
+    w = weights[(weights.dataset == "synth") & (weights.method == method)]
     w = w[w.missing_view == plan["own_missing_view"].get("synth")]
     if len(w):
         per_seed = list(w.groupby("seed"))
@@ -72,12 +78,12 @@ def measure(table: pd.DataFrame, weights: pd.DataFrame, plan: dict) -> dict[str,
             if tau == "0.1":
                 put("info_spearman_tau0.1", [np.mean([stats.spearmanr(g[col], g.view_val_ap).statistic for _, g in per_seed])])
     sweep = plan["sweep"]
-    s = table[(table.dataset == sweep["dataset"]) & table.method.isin(["scsd", "late_fusion_mlp"])]
+    s = table[(table.dataset == sweep["dataset"]) & table.method.isin([method, "late_fusion_mlp"])]
     ap = s.pivot_table(index=["seed", "method"], columns="missing_view", values="ap")
     if 0.1 in ap and 0.7 in ap:
         drop = (ap[0.1] - ap[0.7]).unstack("method")
-        if {"scsd", "late_fusion_mlp"} <= set(drop):
-            put("k4_drop_scsd_minus_late_fusion", drop["scsd"] - drop["late_fusion_mlp"])
+        if {method, "late_fusion_mlp"} <= set(drop):
+            put("k4_drop_scsd_minus_late_fusion", drop[method] - drop["late_fusion_mlp"])
     return m
 
 
@@ -91,7 +97,8 @@ def main(argv=None):
     runs = [read_json(path) | {"dataset": path.parent.parent.name} for path in args.runs]
     table, weights = tables(runs)
     plan = p | {"own_missing_view": {ds: p[ds]["missing_view"] for ds in p["datasets"]}}  # sections scsd.plan + scsd.datasets
-    result = claims_mod.check(CLAIMS, measure(table, weights, plan), args.profile, args.claims, step.log)
+    controls = {name: measure(table, weights, plan, method) for name, method in CONTROLS.items()}
+    result = claims_mod.check(CLAIMS, measure(table, weights, plan), args.profile, args.claims, step.log, controls=controls)
     write_text(args.table, table.to_csv(index=False, float_format="%.6g"))
     write_text(args.weights, weights.to_csv(index=False, float_format="%.6g"))
     step.finish(metrics=claims_mod.as_metrics(result), artifacts=[args.table, args.weights, args.claims],

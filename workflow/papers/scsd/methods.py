@@ -92,11 +92,14 @@ class NormEMAVectorQuantizer(nn.Module):
 
     z [n, Z] -> chunks [n * Z/c, c] -> nearest code; codes follow the EMA (decay) of their assigned chunks' mean,
     re-normalised. Straight-through estimator; loss = mse(zq.detach(), z_normalised) (commitment only).
+    learn=False keeps the seeded random unit codes (no k-means init, no EMA): the negative control of a codebook
+    that learned nothing from the views.
     """
 
-    def __init__(self, n_codes: int, code_dim: int, decay: float = 0.99, kmeans_iters: int = 10, seed: int = 0):
+    def __init__(self, n_codes: int, code_dim: int, decay: float = 0.99, kmeans_iters: int = 10, seed: int = 0,
+                 learn: bool = True):
         super().__init__()
-        self.code_dim, self.decay, self.kmeans_iters = code_dim, decay, kmeans_iters
+        self.code_dim, self.decay, self.kmeans_iters, self.learn = code_dim, decay, kmeans_iters, learn
         self.register_buffer("codebook", l2norm(torch.randn(n_codes, code_dim, generator=torch.Generator().manual_seed(seed))))
         self.register_buffer("cluster_size", torch.zeros(n_codes))
         self.register_buffer("embed_sum", self.codebook.clone())
@@ -107,7 +110,7 @@ class NormEMAVectorQuantizer(nn.Module):
     def forward(self, z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         n, dim = z.shape
         chunks = l2norm(z.reshape(n * dim // self.code_dim, self.code_dim))
-        if self.training and not bool(self.initialised):
+        if self.training and self.learn and not bool(self.initialised):
             self.codebook.copy_(kmeans_cosine(chunks.detach(), self.codebook.shape[0], self.kmeans_iters, self.generator))
             self.embed_sum.copy_(self.codebook)
             self.cluster_size.fill_(1.0)
@@ -115,7 +118,9 @@ class NormEMAVectorQuantizer(nn.Module):
         idx = assign_codes(chunks.detach(), self.codebook)
         q = self.codebook[idx]
         if self.training:
-            self.ema_update(chunks.detach(), idx)
+            self.usage += torch.bincount(idx, minlength=self.codebook.shape[0]).type(self.usage.dtype)
+            if self.learn:
+                self.ema_update(chunks.detach(), idx)
         loss = F.mse_loss(q.detach(), chunks)
         zq = chunks + (q - chunks).detach()  # straight-through
         return zq.reshape(n, dim), loss, idx.reshape(n, -1)
@@ -124,7 +129,6 @@ class NormEMAVectorQuantizer(nn.Module):
     def ema_update(self, chunks: torch.Tensor, idx: torch.Tensor) -> None:
         onehot = F.one_hot(idx, self.codebook.shape[0]).type(chunks.dtype)
         counts = onehot.sum(0)
-        self.usage += counts
         self.cluster_size.mul_(self.decay).add_(counts, alpha=1 - self.decay)
         self.embed_sum.mul_(self.decay).add_(onehot.T @ chunks, alpha=1 - self.decay)
         means = self.embed_sum / self.cluster_size.clamp_min(1e-5)[:, None]

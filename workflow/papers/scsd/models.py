@@ -20,6 +20,7 @@ SCSD_VARIANTS = {  # method -> switches of the full model (spec 3.3 ablations)
     "scsd_no_xrec": {"cross_rec": False},
     "scsd_no_lcw": {"label_weights": False},
     "scsd_no_sd": {"distill": False},
+    "scsd_frozen_codebook": {"learn_codebook": False},  # negative control: random codes that never learn
 }
 BASELINES = ("late_fusion_mlp", "dicnet_lite", "br_logreg")
 METHODS = (*SCSD_VARIANTS, *BASELINES)
@@ -46,13 +47,15 @@ def decoder(z: int, d: int) -> nn.Sequential:
 
 class SCSD(nn.Module):
     def __init__(self, dims: list[int], n_labels: int, s_global: torch.Tensor, p: dict, vq: bool = True,
-                 cross_rec: bool = True, label_weights: bool = True, distill: bool = True, seed: int = 0):
+                 cross_rec: bool = True, label_weights: bool = True, distill: bool = True, learn_codebook: bool = True,
+                 seed: int = 0):
         super().__init__()
         z = p["z_dim"]
         self.encoders = nn.ModuleList(encoder(d, z) for d in dims)
         self.decoders = nn.ModuleList(decoder(z, d) for d in dims)
         self.classifiers = nn.ModuleList(nn.Linear(z, n_labels) for _ in dims)
-        self.vq = M.NormEMAVectorQuantizer(p["n_codes"], p["code_dim"], p["ema_decay"], p["kmeans_iters"], seed) if vq else None
+        self.vq = M.NormEMAVectorQuantizer(p["n_codes"], p["code_dim"], p["ema_decay"], p["kmeans_iters"], seed,
+                                           learn=learn_codebook) if vq else None
         self.register_buffer("s_global", s_global)
         self.cross_rec, self.label_weights, self.distill = cross_rec, label_weights, distill
         self.alpha, self.lam, self.tau = p["alpha"], p["lam"], p["tau"]

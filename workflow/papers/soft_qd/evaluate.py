@@ -2,7 +2,12 @@
 Vendi, the paper's approx Soft QD score), the sigma sweep and the Soft QD property checks -> tables and claims.json.
 
 Units of the claims: a seed (C1-C3; each a paired comparison of methods on the same seed), a random trial or a
-configuration (C4). 'Best baseline' is the better of CMA-MAE and MAP-Elites on that seed and metric."""
+configuration (C4). 'Best baseline' is the best of CMA-MAE, CMA-MAEGA and MAP-Elites on that seed and metric.
+
+Controls, measured under the claims' metric names by the same functions (claims.yaml `controls:`):
+  * no_repulsion (C1, C2): SQUAD without its repulsion term (run `squad_norep`) in SQUAD's place;
+  * fixed_sigma (C3): the sweep's control variant, one fixed kernel width behind every sigma^2 label;
+  * faulty_mean (C4): the property checks on a score that averages instead of taking the max."""
 from __future__ import annotations
 
 import re
@@ -16,10 +21,11 @@ from workflow.core.io import read_npz, write_text
 from workflow.core.step import Step
 
 from . import methods
+from .run import BASELINES, CONTROL
+from .sweep import spearman_vs_sigma2
 
 CLAIMS = Path(__file__).with_name("claims.yaml")
 RUN_NAME = re.compile(r"(?P<benchmark>[a-z]+)/m(?P<m>\d+)/(?P<method>[a-z_]+)_s(?P<seed>\d+)\.npz$")
-BASELINES = ("cma_mae", "map_elites")
 SUBMODULAR_TOL = 1e-9  # relative to S: the grid sum is exactly submodular up to float rounding
 
 
@@ -40,49 +46,68 @@ def run_metrics(path: Path, centroids: dict[int, np.ndarray], vendi_max_n: int) 
             "approx_soft_qd": methods.approx_soft_qd_score(f, b)}
 
 
-def ratio_to_best_baseline(runs: pd.DataFrame, benchmark: str, m: int, metric: str) -> pd.Series:
-    """Per seed: SQUAD's metric / the best baseline's (NaN where a method is missing)."""
+def _per_seed(runs: pd.DataFrame, benchmark: str, m: int, metric: str, method: str):
+    """(the method's metric per seed, the best baseline's per seed), or None when either is missing."""
     d = runs[(runs.benchmark == benchmark) & (runs.m == m)].pivot_table(index="seed", columns="method", values=metric)
-    if "squad" not in d or not set(BASELINES) & set(d.columns):
-        return pd.Series(dtype=float)
-    best = d[[c for c in BASELINES if c in d]].max(axis=1)
-    return d["squad"] / best
+    if method not in d or not set(BASELINES) & set(d.columns):
+        return None
+    return d[method], d[[c for c in BASELINES if c in d]].max(axis=1)
 
 
-def diff_to_best_baseline(runs, benchmark, m, metric) -> pd.Series:
-    d = runs[(runs.benchmark == benchmark) & (runs.m == m)].pivot_table(index="seed", columns="method", values=metric)
-    if "squad" not in d or not set(BASELINES) & set(d.columns):
-        return pd.Series(dtype=float)
-    return d["squad"] - d[[c for c in BASELINES if c in d]].max(axis=1)
+def ratio_to_best_baseline(runs: pd.DataFrame, benchmark: str, m: int, metric: str, method: str = "squad") -> pd.Series:
+    """Per seed: the method's metric / the best baseline's (empty where a method is missing)."""
+    pair = _per_seed(runs, benchmark, m, metric, method)
+    return pd.Series(dtype=float) if pair is None else pair[0] / pair[1]
+
+
+def diff_to_best_baseline(runs, benchmark, m, metric, method: str = "squad") -> pd.Series:
+    pair = _per_seed(runs, benchmark, m, metric, method)
+    return pd.Series(dtype=float) if pair is None else pair[0] - pair[1]
+
+
+def _values(values) -> list[float]:
+    return [float(v) for v in np.asarray(values, dtype=float).ravel() if not np.isnan(v)]
+
+
+def measure_comparisons(runs: pd.DataFrame, method: str = "squad") -> dict[str, list]:
+    """C1 and C2 for `method` (SQUAD, or the control in its place): QD / Vendi ratios to the best baseline."""
+    r4, r16 = (ratio_to_best_baseline(runs, "rastrigin", m, "qd_score", method) for m in (4, 16))
+    return {"c1_qd_ratio_m4": _values(r4), "c2_qd_ratio_m16": _values(r16),
+            "c2_vendi_ratio_m16": _values(ratio_to_best_baseline(runs, "rastrigin", 16, "vendi", method)),
+            "c2_qd_ratio_growth_16_minus_4": _values((r16 - r4).dropna())}
+
+
+def measure_sweep(sweep: pd.DataFrame, variant: str = "sigma") -> dict[str, list]:
+    """C3: per seed, Spearman rho of mean fitness and of Vendi against the sigma^2 label."""
+    rho = [spearman_vs_sigma2(g) for _, g in sweep[sweep.variant == variant].groupby("seed")]
+    return {"c3_spearman_fitness_vs_sigma2": [float(r["mean_f"]) for r in rho],
+            "c3_spearman_vendi_vs_sigma2": [float(r["vendi"]) for r in rho]}
+
+
+def measure_properties(trials: pd.DataFrame, limit: pd.DataFrame, variant: str = "soft_qd") -> dict[str, list]:
+    """C4: per trial 1/0 whether each property held (to float rounding); per configuration the limit's error."""
+    trials, limit = trials[trials.variant == variant], limit[limit.variant == variant]
+    tol = SUBMODULAR_TOL * trials.S.abs().clip(lower=1.0)
+    return {"c4_adding_never_decreases": _values(trials.add_gain >= -tol),
+            "c4_improving_never_decreases": _values(trials.improve_gain >= -tol),
+            "c4_submodular": _values(trials.submodular_margin >= -tol),
+            "c4_limit_rel_error_sigma_0.01": _values(limit[np.isclose(limit.sigma, 0.01)].rel_error)}
 
 
 def measure(runs: pd.DataFrame, sweep: pd.DataFrame, trials: pd.DataFrame, limit: pd.DataFrame) -> dict[str, list]:
-    """{claim metric: [value per unit]}; metrics a profile does not run are simply absent (-> inconclusive)."""
-    out: dict[str, list] = {}
+    """{claim metric: [value per unit]}; a metric with no units stays an empty list (claims.py then names it)."""
+    out = {**measure_comparisons(runs), **measure_sweep(sweep), **measure_properties(trials, limit),
+           "info_sphere_qd_ratio_m16": _values(ratio_to_best_baseline(runs, "sphere", 16, "qd_score")),
+           "info_sphere_qd_ratio_m4": _values(ratio_to_best_baseline(runs, "sphere", 4, "qd_score")),
+           "info_approx_soft_qd_diff_m16": _values(diff_to_best_baseline(runs, "rastrigin", 16, "approx_soft_qd"))}
+    return {k: v for k, v in out.items() if v}
 
-    def put(name, values):
-        vals = [float(v) for v in np.asarray(values, dtype=float).ravel() if not np.isnan(v)]
-        if vals:
-            out[name] = vals
 
-    r4, r16 = (ratio_to_best_baseline(runs, "rastrigin", m, "qd_score") for m in (4, 16))
-    put("c1_qd_ratio_m4", r4)
-    put("c2_qd_ratio_m16", r16)
-    put("c2_vendi_ratio_m16", ratio_to_best_baseline(runs, "rastrigin", 16, "vendi"))
-    put("c2_qd_ratio_growth_16_minus_4", (r16 - r4).dropna())
-    if len(sweep):
-        rho = {s: g[["sigma2", "mean_f", "vendi"]].corr(method="spearman").loc["sigma2"] for s, g in sweep.groupby("seed")}
-        put("c3_spearman_fitness_vs_sigma2", [r["mean_f"] for r in rho.values()])
-        put("c3_spearman_vendi_vs_sigma2", [r["vendi"] for r in rho.values()])
-    tol = SUBMODULAR_TOL * trials.S.abs().clip(lower=1.0)
-    put("c4_adding_never_decreases", (trials.add_gain >= -tol).astype(float))
-    put("c4_improving_never_decreases", (trials.improve_gain >= -tol).astype(float))
-    put("c4_submodular", (trials.submodular_margin >= -tol).astype(float))
-    put("c4_limit_rel_error_sigma_0.01", limit[np.isclose(limit.sigma, 0.01)].rel_error)
-    put("info_sphere_qd_ratio_m16", ratio_to_best_baseline(runs, "sphere", 16, "qd_score"))
-    put("info_sphere_qd_ratio_m4", ratio_to_best_baseline(runs, "sphere", 4, "qd_score"))
-    put("info_approx_soft_qd_diff_m16", diff_to_best_baseline(runs, "rastrigin", 16, "approx_soft_qd"))
-    return out
+def measure_controls(runs: pd.DataFrame, sweep: pd.DataFrame, trials: pd.DataFrame, limit: pd.DataFrame) -> dict:
+    """{control: {claim metric: [value per unit]}}, by the same functions as the claims' own values."""
+    controls = {"no_repulsion": measure_comparisons(runs, CONTROL), "fixed_sigma": measure_sweep(sweep, "fixed"),
+                "faulty_mean": measure_properties(trials, limit, "faulty_mean")}
+    return {name: {k: v for k, v in metrics.items() if v} for name, metrics in controls.items()}
 
 
 def summary(runs: pd.DataFrame) -> pd.DataFrame:
@@ -110,7 +135,8 @@ def main(argv=None):
     runs = pd.DataFrame([run_metrics(r, centroids, p["vendi_max_n"]) for r in args.runs])
     sweep = pd.concat([pd.read_csv(s) for s in args.sweep], ignore_index=True)
     trials, limit = pd.read_csv(args.trials), pd.read_csv(args.limit)
-    result = claims_mod.check(CLAIMS, measure(runs, sweep, trials, limit), args.profile, args.claims, step.log)
+    result = claims_mod.check(CLAIMS, measure(runs, sweep, trials, limit), args.profile, args.claims, step.log,
+                              controls=measure_controls(runs, sweep, trials, limit))
     write_text(args.metrics, runs.to_csv(index=False, float_format="%.6g"))
     write_text(args.summary, summary(runs).to_csv(index=False, float_format="%.6g"))
     write_text(args.sweep_table, sweep.to_csv(index=False, float_format="%.6g"))

@@ -8,7 +8,7 @@ Pure functions, deterministic given seeds, no I/O.
   * lp_rastrigin / lp_sphere -- LP benchmarks (objective in [0,100], descriptors in [0,1]^m)
   * qd_score_grid / qd_score_cvt / cvt_centroids / vendi_score -- evaluation
   * ribs_cvt_centroids / approx_soft_qd_score -- the paper's evaluation archive and reported Soft QD value
-  * run_map_elites / run_cma_mae -- thin pyribs (``ribs``) baselines; raise ImportError if ribs missing
+  * run_map_elites / run_cma_mae / run_cma_maega -- thin pyribs (``ribs``) baselines; raise ImportError if ribs missing
 """
 from __future__ import annotations
 
@@ -61,6 +61,18 @@ def evaluate_np(benchmark: str, x: np.ndarray, m: int):
     return f.numpy(), b.numpy()
 
 
+def evaluate_with_jacobian(benchmark: str, x: np.ndarray, m: int):
+    """(f (N,), b (N, m), jacobian (N, 1 + m, D)): the objective's gradient, then each descriptor's, per solution.
+
+    Exact gradients of the benchmark's closed form by autograd (the paper's CMA-MAEGA takes them from jax). Rows are
+    independent, so the gradient of a column sum gives every row's gradient of that column at once."""
+    xt = torch.as_tensor(np.asarray(x), dtype=torch.float64).clone().requires_grad_(True)
+    f, b = BENCHMARKS[benchmark](xt, m)
+    outputs = [f] + [b[:, j] for j in range(m)]
+    jac = [torch.autograd.grad(o.sum(), xt, retain_graph=j < m)[0] for j, o in enumerate(outputs)]
+    return f.detach().numpy(), b.detach().numpy(), torch.stack(jac, 1).numpy()
+
+
 # --------------------------------------------------------------------------- Soft QD score
 def _integration_points(m: int, grid_res: int, n_mc: int, seed: int):
     """Midpoint grid on [0,1]^m (if grid_res**m <= 4e6 and n_mc is None) else uniform MC points."""
@@ -74,13 +86,18 @@ def _integration_points(m: int, grid_res: int, n_mc: int, seed: int):
 
 
 def soft_qd_score(f, b, sigma: float, grid_res: int = 400, n_mc: int | None = None, seed: int = 0,
-                  chunk: int = 200_000) -> float:
+                  chunk: int = 200_000, aggregate: str = "max") -> float:
     """Soft QD score S = int_{[0,1]^m} max_n f_n exp(-||b - b_n||^2 / (2 sigma^2)) db.
 
     f: (N,) fitness (>= 0 expected), b: (N, m) descriptors in [0,1]^m. Grid (midpoint) quadrature when
     grid_res**m <= 4e6, else Monte Carlo with n_mc points (fixed seed -> common random numbers, so the
     estimate is exactly monotone in the set). Empty set -> 0.
+    aggregate="mean" replaces the max over solutions by their mean: a deliberately faulty score (not the paper's),
+    the negative control that the property checks of claim C4 must catch.
     """
+    if aggregate not in ("max", "mean"):
+        raise ValueError(f"aggregate must be 'max' (the Soft QD score) or 'mean' (the faulty control), "
+                         f"not {aggregate!r}")
     f = np.asarray(f, dtype=np.float64).reshape(-1)
     if len(f) == 0:  # checked before the reshape: an empty (0, m) array cannot be reshaped to (0, -1)
         return 0.0
@@ -93,7 +110,11 @@ def soft_qd_score(f, b, sigma: float, grid_res: int = 400, n_mc: int | None = No
         v = np.zeros(len(p))
         for n in range(len(f)):  # loop over solutions keeps memory O(chunk)
             d2 = ((p - b[n]) ** 2).sum(1)
-            np.maximum(v, f[n] * np.exp(-d2 / (2 * sigma ** 2)), out=v)
+            bump = f[n] * np.exp(-d2 / (2 * sigma ** 2))
+            if aggregate == "max":
+                np.maximum(v, bump, out=v)
+            else:
+                v += bump / len(f)
         total += v.sum()
     return float(total * w)
 
@@ -292,6 +313,21 @@ def _run_scheduler(scheduler, benchmark, m, budget):
     return n
 
 
+def _run_dqd_scheduler(scheduler, benchmark, m, budget):
+    """DQD rounds as the paper's src/qd/cma_maega.py: ask_dqd (one solution point per emitter, evaluated with its
+    gradients: counted as one evaluation each, as the paper counts them) then ask (the emitters' gradient
+    arborescence samples). Stops once `budget` evaluations are reached."""
+    n = 0
+    while n < budget:
+        sols = scheduler.ask_dqd()
+        scheduler.tell_dqd(*evaluate_with_jacobian(benchmark, sols, m))
+        n += len(sols)
+        sols = scheduler.ask()
+        scheduler.tell(*evaluate_np(benchmark, sols, m))
+        n += len(sols)
+    return n
+
+
 def _elites(archive):
     data = archive.data()
     return {"x": np.asarray(data["solution"]), "f": np.asarray(data["objective"]),
@@ -340,4 +376,27 @@ def run_cma_mae(benchmark: str = "rastrigin", budget: int = 4000, seed: int = 0,
                                     selection_rule="mu", restart_rule="basic", batch_size=batch_size,
                                     seed=seed * 1000 + i) for i in range(n_emitters)]
     n = _run_scheduler(Scheduler(arch, ems, result_archive=res), benchmark, m, budget)
+    return {**_elites(res), "n_evals": n}
+
+
+def run_cma_maega(benchmark: str = "rastrigin", budget: int = 4000, seed: int = 0, D: int = 32, m: int = 4,
+                  centroids=2000, batch_size: int = 36, n_emitters: int = 15, sigma0: float = 0.5, lr: float = 0.05,
+                  learning_rate: float = 0.01) -> dict:
+    """CMA-MAEGA (Fontaine & Nikolaidis 2023): CMA-MAE's annealed archive (learning rate, threshold_min = 0) with
+    gradient-arborescence emitters (ribs GradientArborescenceEmitter: 'imp' ranker, mu selection, basic restarts, Adam
+    on the solution point, normalised gradients), as the paper's src/qd/cma_maega.py. Each emitter's round is
+    batch_size evaluations: its solution point with gradients + batch_size - 1 samples. Elites from a result archive
+    on the same centroids."""
+    _ribs()
+    from ribs.archives import CVTArchive
+    from ribs.emitters import GradientArborescenceEmitter
+    from ribs.schedulers import Scheduler
+    kw = dict(solution_dim=D, centroids=centroids, ranges=[(0, 1)] * m, seed=seed, samples=20000)
+    arch = CVTArchive(learning_rate=learning_rate, threshold_min=0.0, **kw)
+    res = CVTArchive(centroids=arch.centroids, solution_dim=D, ranges=[(0, 1)] * m)
+    x0s = _initial_solutions(seed, n_emitters, D)
+    ems = [GradientArborescenceEmitter(arch, x0=x0s[i], sigma0=sigma0, lr=lr, ranker="imp", selection_rule="mu",
+                                       restart_rule="basic", grad_opt="adam", batch_size=batch_size - 1,
+                                       seed=seed * 1000 + i) for i in range(n_emitters)]
+    n = _run_dqd_scheduler(Scheduler(arch, ems, result_archive=res), benchmark, m, budget)
     return {**_elites(res), "n_evals": n}

@@ -13,7 +13,8 @@ from workflow.core import plotting
 from workflow.core.io import read_npz
 from workflow.core.step import Step
 
-LABELS = {"squad": "SQUAD", "cma_mae": "CMA-MAE (ribs)", "map_elites": "MAP-Elites (ribs)"}
+LABELS = {"squad": "SQUAD", "cma_mae": "CMA-MAE (ribs)", "cma_maega": "CMA-MAEGA (ribs)", "map_elites": "MAP-Elites (ribs)",
+          "squad_norep": "SQUAD w/o repulsion (control)"}
 ORDER = list(LABELS.values())
 
 
@@ -42,11 +43,15 @@ def fig_scalability(runs: pd.DataFrame):
 
 
 def fig_sweep(sweep: pd.DataFrame):
-    """Fig. B: the sigma^2 trade-off (one line per seed)."""
+    """Fig. B: the sigma^2 trade-off (band = sd over seeds), beside its control (one kernel width behind every label)."""
+    d = sweep.assign(variant=sweep.variant.map({"sigma": "kernel width = σ²", "fixed": "control: fixed kernel width"}))
     fig, axes = plotting.subplots(1, 3, width=3.4, height=2.8)
-    for ax, (col, label) in zip(axes[0], [("mean_f", "mean fitness"), ("vendi", "Vendi score"), ("qd_score", "QD score")]):
-        plotting.sns.lineplot(sweep, x="sigma2", y=col, marker="o", errorbar="sd", ax=ax)
-        ax.set(xscale="log", xlabel="kernel width σ² (logit space)", ylabel=label)
+    for i, (ax, (col, label)) in enumerate(zip(axes[0], [("mean_f", "mean fitness"), ("vendi", "Vendi score"),
+                                                          ("qd_score", "QD score")])):
+        plotting.sns.lineplot(d, x="sigma2", y=col, hue="variant", marker="o", errorbar="sd", ax=ax, legend=i == 0)
+        ax.set(xscale="log", xlabel="σ² label (logit space)", ylabel=label)
+    if axes[0][0].get_legend():
+        plotting.sns.move_legend(axes[0][0], "best", fontsize=7, title=None)
     fig.suptitle("Fig. B: ablation of SQUAD's kernel width σ² (LP-Rastrigin, m = 4; band = sd over seeds)")
     fig.tight_layout()
     return fig
@@ -85,7 +90,7 @@ def fig_archives(archives: list[tuple[str, dict]], centroids: np.ndarray):
                title=f"{LABELS[method]}\nQD {np.nansum(best):.0f}, coverage {len(full) / len(best):.0%}")
         ax.grid(False)
     fig.colorbar(coll, ax=axes[0].tolist(), label="fitness", shrink=0.8)
-    fig.suptitle(f"Fig. C: {len(centroids)}-cell CVT evaluation archives, LP-Rastrigin, m = 2 (seed 0)")
+    fig.suptitle(f"Fig. C: {len(centroids)}-cell CVT evaluation archives, LP-Rastrigin, m = 2")
     return fig
 
 
@@ -93,7 +98,7 @@ def fig_limit(limit: pd.DataFrame):
     """Fig. D: relative gap between the normalised Soft QD score and the QD score (= sum f) vs sigma."""
     fig, axes = plotting.subplots(1, 1, width=4.6, height=3.2)
     ax = axes[0][0]
-    d = limit.assign(rel_error=limit.rel_error.clip(lower=1e-16))
+    d = limit[limit.variant == "soft_qd"].assign(rel_error=limit.rel_error.clip(lower=1e-16))
     plotting.sns.lineplot(d, x="sigma", y="rel_error", units="config", estimator=None, marker="o", alpha=0.6, ax=ax)
     ax.axhline(0.02, color="k", ls=":", lw=0.8)
     ax.set(xscale="log", yscale="log", xlabel="σ", ylabel="|S_σ / (2πσ²) / Σf − 1|")

@@ -1,7 +1,9 @@
-"""One optimisation run: a method (SQUAD, or ribs' CMA-MAE / MAP-Elites) on an LP benchmark with m behaviour
-dimensions, at the shared evaluation budget E = N x (epochs + 1) (SQUAD's initial population plus one re-evaluation
-per solution per epoch). Writes the final solutions' fitness and descriptors (SQUAD: the population; archive methods:
-the elites of the result archive); they are re-evaluated from x here, as the paper's evaluate.py does."""
+"""One optimisation run: a method (SQUAD, ribs' CMA-MAE / CMA-MAEGA / MAP-Elites, or the control SQUAD without its
+repulsion) on an LP benchmark with m behaviour dimensions, at the shared evaluation budget E = N x (epochs + 1)
+(SQUAD's initial population plus one evaluation, with its gradient, per solution per epoch; a gradient evaluation
+counts as one evaluation for every method, as the paper counts them). Writes the final solutions' fitness and
+descriptors (SQUAD: the population; archive methods: the elites of the result archive); they are re-evaluated from x
+here, as the paper's evaluate.py does."""
 from __future__ import annotations
 
 import time
@@ -14,7 +16,9 @@ from workflow.core.step import Step
 
 from . import methods
 
-METHODS = ("squad", "cma_mae", "map_elites")
+BASELINES = ("cma_mae", "cma_maega", "map_elites")
+CONTROL = "squad_norep"  # SQUAD with the repulsion term removed (K = 0 neighbours): fitness ascent only
+METHODS = ("squad", *BASELINES, CONTROL)
 
 
 def per_m(value, m: int):
@@ -31,16 +35,23 @@ def budget(p: dict) -> int:
 
 
 def run(method: str, benchmark: str, m: int, seed: int, p: dict) -> dict:
-    """Dispatch to the method with its knobs for this m; returns {x, f, b, n_evals, history?}."""
+    """Dispatch to the method with its knobs for this m; returns {x, f, b, n_evals, history?}.
+
+    p holds the budget (N, epochs), D, and the method's knobs (SQUAD: lr, sigma2, batch_size, K; ribs baselines:
+    cells, n_emitters, batch_per_emitter and their own)."""
     D, E = int(p["D"]), budget(p)
-    if method == "squad":
+    if method in ("squad", CONTROL):
         return methods.squad(benchmark, D=D, m=m, N=p["N"], epochs=p["epochs"], sigma2=per_m(p["sigma2"], m),
-                             lr=p["lr"], batch_size=p["batch_size"], K=p["K"], seed=seed)
-    common = dict(budget=E, seed=seed, D=D, m=m, centroids=p["cells"], batch_size=p["batch_size"],
+                             lr=per_m(p["lr"], m), batch_size=p["batch_size"],
+                             K=0 if method == CONTROL else p["K"], seed=seed)
+    common = dict(budget=E, seed=seed, D=D, m=m, centroids=p["cells"], batch_size=p["batch_per_emitter"],
                   n_emitters=p["n_emitters"])
     if method == "cma_mae":
         return methods.run_cma_mae(benchmark, sigma0=per_m(p["sigma0"], m), learning_rate=per_m(p["archive_lr"], m),
                                    **common)
+    if method == "cma_maega":
+        return methods.run_cma_maega(benchmark, sigma0=per_m(p["sigma0"], m), lr=per_m(p["lr"], m),
+                                     learning_rate=per_m(p["archive_lr"], m), **common)
     if method == "map_elites":
         return methods.run_map_elites(benchmark, iso_sigma=per_m(p["iso_sigma"], m),
                                       line_sigma=per_m(p["line_sigma"], m), **common)

@@ -15,7 +15,7 @@ STBP (faithful to the official ``model.py``; tensors (batch B, nodes N, channels
 Baselines: ``GcnTcn`` (TrafficStream-style: 1-D temporal conv, 2-layer GCN on the normalised graph) and its
 EAC-style variant with a learnable per-node prompt added to the input embedding.
 
-Continual protocol (``PROTOCOLS``): for each year, how the model of the previous year is carried over
+Continual protocol (``METHODS``): for each year, how the model of the previous year is carried over
 (fresh / loaded), which parameters train, and whether it trains at all. ``fit`` is the training loop:
 MAE loss, AdamW, early stopping on validation MAE, best weights restored.
 """
@@ -32,12 +32,14 @@ import torch.nn.functional as F
 from workflow.lib.training import EarlyStopping  # shared by every paper that trains with a validation split
 
 # method -> (model family, protocol). protocol: "stbp" = freeze all but node-specific rows after year 0;
-# "static" = no training after year 0; "retrain" = fresh model every year; "finetune" = load and train all.
+# "static" = no training after year 0; "retrain" = fresh model every year; "finetune" = load and train all;
+# "backbone_only" = STBP's mirror image: the node rows are frozen (new rows stay at init), everything else trains.
 METHODS = {
     "stbp": ("stbp", "stbp"),
     "static": ("stbp", "static"),
     "retrain": ("stbp", "retrain"),
     "finetune_all": ("stbp", "finetune"),
+    "backbone_only": ("stbp", "backbone_only"),
     "trafficstream_lite": ("gcn", "finetune"),
     "eac_lite": ("gcn_prompt", "stbp"),
     "stbp_no_freq": ("stbp_no_freq", "stbp"),
@@ -208,6 +210,12 @@ def unfreeze(model: nn.Module) -> None:
         p.requires_grad_(True)
 
 
+def freeze_nodes(model: nn.Module) -> None:
+    """The backbone_only baseline: every parameter but the node-specific rows (bank / prompt) trains."""
+    for name, p in model.named_parameters():
+        p.requires_grad_(name != model.node_param)
+
+
 def trainable_count(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
@@ -227,12 +235,15 @@ def fit(model: nn.Module, train: tuple, val: tuple, nodes: torch.Tensor, adj: to
         batch: int, max_epochs: int, patience: int, seed: int, weight_decay: float = 0.01) -> dict:
     """MAE loss, AdamW on the trainable parameters, early stop on validation MAE; best weights restored.
 
-    Returns {"epochs", "best_epoch", "best_val_mae", "seconds", "curve"}; nothing trainable -> no epoch.
+    Returns {"epochs", "best_epoch", "best_val_mae", "seconds", "cpu_seconds", "curve"}; nothing trainable -> no
+    epoch. ``cpu_seconds`` is the process's CPU time (one torch thread): unlike wall time, it barely depends on
+    what else runs on the machine.
     """
     params = [p for p in model.parameters() if p.requires_grad]
-    start = time.time()
+    start, cpu_start = time.time(), time.process_time()
     if not params or max_epochs <= 0:
-        return {"epochs": 0, "best_epoch": 0, "best_val_mae": float("nan"), "seconds": 0.0, "curve": []}
+        return {"epochs": 0, "best_epoch": 0, "best_val_mae": float("nan"), "seconds": 0.0, "cpu_seconds": 0.0,
+                "curve": []}
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
     gen = torch.Generator().manual_seed(seed)
     xtr, ytr = train
@@ -252,8 +263,7 @@ def fit(model: nn.Module, train: tuple, val: tuple, nodes: torch.Tensor, adj: to
             break
     stopper.restore()
     return {"epochs": len(curve), "best_epoch": stopper.best_epoch, "best_val_mae": stopper.best,
-            "seconds": time.time() - start,
-            "curve": curve}
+            "seconds": time.time() - start, "cpu_seconds": time.process_time() - cpu_start, "curve": curve}
 
 
 def carry_over(method: str, prev: nn.Module | None, year: int, n_nodes: int, d: int, dropout: float = 0.0) -> tuple[nn.Module, bool]:
@@ -261,7 +271,8 @@ def carry_over(method: str, prev: nn.Module | None, year: int, n_nodes: int, d: 
 
     year 0: a fresh model, everything trains. Later: retrain -> fresh model; stbp-protocol -> previous model,
     rows appended, only those node rows trainable; finetune -> previous model, rows appended, all trainable;
-    static -> previous model, rows appended, no training.
+    backbone_only -> previous model, rows appended, all but the node rows trainable; static -> previous model,
+    rows appended, no training.
     """
     family, protocol = METHODS[method]
     if year == 0 or protocol == "retrain":
@@ -273,4 +284,7 @@ def carry_over(method: str, prev: nn.Module | None, year: int, n_nodes: int, d: 
         trains = getattr(model, "bank_mod", True)  # no bank modulation: the bank is unused, nothing to train
         return model, trains
     unfreeze(model)
+    if protocol == "backbone_only":
+        freeze_nodes(model)
+        return model, True
     return model, protocol == "finetune"

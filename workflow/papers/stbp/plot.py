@@ -10,7 +10,8 @@ import pandas as pd
 from workflow.core import plotting
 from workflow.core.step import Step
 
-ORDER = ["stbp", "finetune_all", "retrain", "static", "eac_lite", "trafficstream_lite", "stbp_no_freq", "stbp_no_bank_mod"]
+ORDER = ["stbp", "finetune_all", "retrain", "backbone_only", "static", "eac_lite", "trafficstream_lite", "stbp_no_freq",
+         "stbp_no_bank_mod"]
 PALETTE = dict(zip(ORDER, plotting.sns.color_palette("tab10", len(ORDER))))  # one colour per method in every panel
 
 
@@ -49,8 +50,8 @@ def fig_cost(years: pd.DataFrame):
     d = years[years.dataset == "stream"]
     fig, axes = plotting.subplots(1, 2, width=4.6)
     order = methods_in(d)
-    plotting.sns.barplot(d, x="year", y="seconds", hue="method", hue_order=order, palette=PALETTE, ax=axes[0][0], errorbar=None)
-    axes[0][0].set(title="training wall time per year (s)", ylabel="seconds")
+    plotting.sns.barplot(d, x="year", y="cpu_seconds", hue="method", hue_order=order, palette=PALETTE, ax=axes[0][0], errorbar=None)
+    axes[0][0].set(title="training CPU time per year (s, one thread)", ylabel="seconds")
     axes[0][0].legend(fontsize=6, ncol=2, loc="upper left")
     plotting.sns.barplot(d, x="year", y="trainable", hue="method", hue_order=order, palette=PALETTE, ax=axes[0][1], errorbar=None, legend=False)
     axes[0][1].set(yscale="log", title="trainable parameters per year (log)", ylabel="parameters")
