@@ -13,8 +13,7 @@ min_version("9.0")
 
 from workflow.core.claims import ClaimsError, validate_papers
 from workflow.core.params import ParamsError, load
-
-PAPERS = ["adam_implicit_bias", "cosa", "hypergraph_sparsify", "neuromanifolds", "lnsp", "soft_qd", "stbp", "fsd_cap", "fairness_pareto", "scsd"]
+from workflow.papers import PAPERS
 
 PROFILE = config.get("profile", "default")
 try:
@@ -26,19 +25,17 @@ except (ParamsError, ClaimsError) as err:
 
 include: "rules/common.smk"
 include: "rules/data.smk"
-include: "rules/adam_implicit_bias.smk"
-include: "rules/cosa.smk"
-include: "rules/hypergraph_sparsify.smk"
-include: "rules/neuromanifolds.smk"
-include: "rules/lnsp.smk"
-include: "rules/soft_qd.smk"
-include: "rules/stbp.smk"
-include: "rules/fsd_cap.smk"
-include: "rules/fairness_pareto.smk"
-include: "rules/scsd.smk"
+for paper in PAPERS:  # rules/<slug>.smk: the paper's data -> runs -> evaluate -> plot
+
+
+    include: f"rules/{paper}.smk"
+
+
 include: "rules/report.smk"
+include: "rules/track.smk"
 
 
 rule all:
     input:
         "results/report/index.html",
+        expand("results/{paper}/tracking.json", paper=[*PAPERS, "report"]),

@@ -16,13 +16,14 @@ def adam_runs():
 
 rule adam_implicit_bias:
     input:
+        "results/adam_implicit_bias/tracking.json",  # claims, figures, and every job logged to MLflow
         f"{ADAM_OUT}/claims.json",
         ADAM_FIGURES,
 
 
 rule adam_implicit_bias_data:
     input:
-        code=code("adam_implicit_bias", "data", "methods"),
+        code=code("adam_implicit_bias", "data"),
     output:
         data=f"{ADAM_OUT}/data/{{dataset}}.npz",
         summary=f"{ADAM_OUT}/data/{{dataset}}.json",
@@ -40,7 +41,7 @@ rule adam_implicit_bias_data:
 rule adam_implicit_bias_train:
     input:
         data=f"{ADAM_OUT}/data/{{dataset}}.npz",
-        code=code("adam_implicit_bias", "train", "methods"),
+        code=code("adam_implicit_bias", "train"),
     output:
         f"{ADAM_OUT}/train/{{dataset}}/{{algo}}.npz",
     params:
@@ -58,7 +59,7 @@ rule adam_implicit_bias_evaluate:
     input:
         runs=[f"{ADAM_OUT}/train/{ds}/{algo}.npz" for ds, algo in adam_runs()],
         claims="workflow/papers/adam_implicit_bias/claims.yaml",
-        code=code("adam_implicit_bias", "evaluate", "core/claims"),
+        code=code("adam_implicit_bias", "evaluate"),
     output:
         curves=f"{ADAM_OUT}/curves.csv",
         table=f"{ADAM_OUT}/table.csv",

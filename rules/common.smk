@@ -1,5 +1,6 @@
 # Helpers every rule file uses. Every rule has the same parts, in the same order:
 #   input (data, then code=code(...)), output, params: **reads(...), log: **logs(...), benchmark, threads, shell: step(...)
+from workflow.core.imports import code_files
 from workflow.core.params import section
 
 # Each paper's rule file registers the figures its plot step makes; the report embeds them.
@@ -37,12 +38,12 @@ def bench(paper, step, job="all"):
     return f"results/{paper}/bench/{step}/{job}.tsv"
 
 
-def code(paper, step, *shared):
-    """The code a job runs, as inputs, so that changing it re-runs the job (compared by checksum).
-
-    A name with a slash is cross-paper code under workflow/ (e.g. "lib/timeseries"); others are the paper's own.
-    """
-    return [f"workflow/{m}.py" if "/" in m else f"workflow/papers/{paper}/{m}.py" for m in (step, *shared)]
+def code(paper, step):
+    """The code a job runs, as inputs: its step module and every module under workflow/ that it imports,
+    directly or not (read from the source by workflow/core/imports.py, never a hand-kept list), so that
+    editing any of them re-runs exactly the jobs whose steps import it (and a mere `touch` re-runs nothing:
+    Snakemake compares inputs under 1 MB by checksum). Shared steps name no paper: code(None, "core.fetch")."""
+    return code_files(f"workflow.papers.{paper}.{step}" if paper else f"workflow.{step}")
 
 
 def step(module, args=""):

@@ -24,6 +24,7 @@ wildcard_constraints:
 
 rule cosa:
     input:
+        "results/cosa/tracking.json",  # claims, figures, and every job logged to MLflow
         f"{COSA_OUT}/claims.json",
         COSA_FIGURES,
 
@@ -31,7 +32,7 @@ rule cosa:
 rule cosa_prepare:
     input:
         raw=cosa_raw,
-        code=code("cosa", "prepare", "methods", "lib/timeseries"),
+        code=code("cosa", "prepare"),
     output:
         f"{COSA_OUT}/data/{{dataset}}_s{{seed}}.npz",
     params:
@@ -48,7 +49,7 @@ rule cosa_prepare:
 rule cosa_train_base:
     input:
         data=f"{COSA_OUT}/data/{{dataset}}_s{{seed}}.npz",
-        code=code("cosa", "train_base", "models", "lib/training"),
+        code=code("cosa", "train_base"),
     output:
         model=f"{COSA_OUT}/base/{{dataset}}/{{base}}_H{{H}}_s{{seed}}.pt",
         summary=f"{COSA_OUT}/base/{{dataset}}/{{base}}_H{{H}}_s{{seed}}.json",
@@ -69,7 +70,7 @@ rule cosa_tta:
     input:
         data=f"{COSA_OUT}/data/{{dataset}}_s{{seed}}.npz",
         base=f"{COSA_OUT}/base/{{dataset}}/{{base}}_H{{H}}_s{{seed}}.pt",
-        code=code("cosa", "tta", "stream", "train_base", "models", "lib/training"),
+        code=code("cosa", "tta"),
     output:
         summary=f"{COSA_OUT}/tta/{{dataset}}/{{base}}_H{{H}}_s{{seed}}.json",
         traces=f"{COSA_OUT}/tta/{{dataset}}/{{base}}_H{{H}}_s{{seed}}.npz",
@@ -91,7 +92,7 @@ rule cosa_evaluate:
         cells=[f"{COSA_OUT}/tta/{ds}/{b}_H{h}_s{s}.json" for ds, b, h, s in COSA_CELLS],
         traces=COSA_TRACE,
         claims="workflow/papers/cosa/claims.yaml",
-        code=code("cosa", "evaluate", "core/claims"),
+        code=code("cosa", "evaluate"),
     output:
         table=f"{COSA_OUT}/table.csv",
         stream=f"{COSA_OUT}/stream.csv",

@@ -4,6 +4,7 @@
 rule fetch:
     input:
         catalog="workflow/catalog.yaml",
+        code=code(None, "core.fetch"),
     output:
         "data/raw/{name}.csv",
     params:

@@ -22,6 +22,7 @@ wildcard_constraints:
 
 rule fairness_pareto:
     input:
+        "results/fairness_pareto/tracking.json",  # claims, figures, and every job logged to MLflow
         f"{FP_OUT}/claims.json",
         FP_FIGURES,
 
@@ -29,7 +30,7 @@ rule fairness_pareto:
 rule fairness_pareto_train_base:
     input:
         raw=fp_raw,
-        code=code("fairness_pareto", "train_base", "data", "methods"),
+        code=code("fairness_pareto", "train_base"),
     output:
         features=f"{FP_OUT}/base/{{dataset}}_s{{seed}}.npz",
         model=f"{FP_OUT}/base/{{dataset}}_s{{seed}}.pt",
@@ -50,7 +51,7 @@ rule fairness_pareto_frontiers:
     input:
         features=f"{FP_OUT}/base/{{dataset}}_s{{seed}}.npz",
         base=f"{FP_OUT}/base/{{dataset}}_s{{seed}}.json",
-        code=code("fairness_pareto", "frontiers", "methods"),
+        code=code("fairness_pareto", "frontiers"),
     output:
         frontiers=f"{FP_OUT}/frontiers/{{dataset}}_s{{seed}}.csv",
         fairfair=f"{FP_OUT}/frontiers/{{dataset}}_s{{seed}}_fairfair.csv",
@@ -73,7 +74,7 @@ rule fairness_pareto_interventions:
     input:
         features=f"{FP_OUT}/base/{{dataset}}_s{{seed}}.npz",
         base=f"{FP_OUT}/base/{{dataset}}_s{{seed}}.json",
-        code=code("fairness_pareto", "interventions", "frontiers", "methods"),
+        code=code("fairness_pareto", "interventions"),
     output:
         f"{FP_OUT}/points/{{dataset}}_s{{seed}}_{{fp_family}}.csv",
     params:
@@ -96,7 +97,7 @@ rule fairness_pareto_evaluate:
         points=[f"{FP_OUT}/points/{ds}_s{s}_{fam}.csv" for ds, s in FP_CELLS for fam in FP_FAMILIES],
         controls=[f"{FP_OUT}/frontiers/{ds}_s{s}_shuffled.csv" for ds, s in FP_CELLS],
         claims="workflow/papers/fairness_pareto/claims.yaml",
-        code=code("fairness_pareto", "evaluate", "methods", "core/claims"),
+        code=code("fairness_pareto", "evaluate"),
     output:
         frontiers=f"{FP_OUT}/frontiers.csv",
         fairfair=f"{FP_OUT}/fairfair.csv",

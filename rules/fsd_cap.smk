@@ -22,6 +22,7 @@ def fsd_raw(wildcards):
 
 rule fsd_cap:
     input:
+        "results/fsd_cap/tracking.json",  # claims, figures, and every job logged to MLflow
         f"{FSD_OUT}/claims.json",
         FSD_FIGURES,
 
@@ -29,7 +30,7 @@ rule fsd_cap:
 rule fsd_cap_data:
     input:
         raw=fsd_raw,
-        code=code("fsd_cap", "data", "methods", "lib/graphs", "lib/mfeat"),
+        code=code("fsd_cap", "data"),
     output:
         f"{FSD_OUT}/data/{{dataset}}.npz",
     params:
@@ -46,7 +47,7 @@ rule fsd_cap_data:
 rule fsd_cap_run:
     input:
         data=f"{FSD_OUT}/data/{{dataset}}.npz",
-        code=code("fsd_cap", "run", "methods", "lib/graphs"),
+        code=code("fsd_cap", "run"),
     output:
         f"{FSD_OUT}/runs/{{dataset}}/s{{seed}}.json",
     params:
@@ -66,7 +67,7 @@ rule fsd_cap_evaluate:
     input:
         runs=FSD_RUNS,
         claims="workflow/papers/fsd_cap/claims.yaml",
-        code=code("fsd_cap", "evaluate", "core/claims"),
+        code=code("fsd_cap", "evaluate"),
     output:
         table=f"{FSD_OUT}/metrics.csv",
         main=f"{FSD_OUT}/main_table.csv",
@@ -86,7 +87,7 @@ rule fsd_cap_evaluate:
 rule fsd_cap_plot:
     input:
         table=f"{FSD_OUT}/metrics.csv",
-        code=code("fsd_cap", "plot", "evaluate"),
+        code=code("fsd_cap", "plot"),
     output:
         FSD_FIGURES,
     params:

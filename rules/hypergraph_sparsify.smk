@@ -13,13 +13,14 @@ wildcard_constraints:
 
 rule hypergraph_sparsify:
     input:
+        "results/hypergraph_sparsify/tracking.json",  # claims, figures, and every job logged to MLflow
         f"{HSP_OUT}/claims.json",
         HSP_FIGURES,
 
 
 rule hypergraph_sparsify_sparsify_eval:
     input:
-        code=code("hypergraph_sparsify", "sparsify_eval", "methods"),
+        code=code("hypergraph_sparsify", "sparsify_eval"),
     output:
         table=f"{HSP_OUT}/sparsify/{{family}}_s{{seed}}.csv",
         space=f"{HSP_OUT}/sparsify/{{family}}_s{{seed}}_space.csv",
@@ -38,7 +39,7 @@ rule hypergraph_sparsify_sparsify_eval:
 
 rule hypergraph_sparsify_sliding:
     input:
-        code=code("hypergraph_sparsify", "sliding", "sparsify_eval", "methods"),
+        code=code("hypergraph_sparsify", "sliding"),
     output:
         queries=f"{HSP_OUT}/sliding/{{family}}_s{{seed}}.csv",
         memory=f"{HSP_OUT}/sliding/{{family}}_s{{seed}}_memory.csv",
@@ -62,7 +63,7 @@ rule hypergraph_sparsify_evaluate:
         sliding=[f"{HSP_OUT}/sliding/{fam}_s{seed}.csv" for fam, seed in HSP_JOBS],
         memory=[f"{HSP_OUT}/sliding/{fam}_s{seed}_memory.csv" for fam, seed in HSP_JOBS],
         claims="workflow/papers/hypergraph_sparsify/claims.yaml",
-        code=code("hypergraph_sparsify", "evaluate", "core/claims"),
+        code=code("hypergraph_sparsify", "evaluate"),
     output:
         table=f"{HSP_OUT}/table.csv",
         space=f"{HSP_OUT}/space.csv",

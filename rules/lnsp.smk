@@ -15,13 +15,14 @@ wildcard_constraints:
 
 rule lnsp:
     input:
+        "results/lnsp/tracking.json",  # claims, figures, and every job logged to MLflow
         f"{LNSP_OUT}/claims.json",
         LNSP_FIGURES,
 
 
 rule lnsp_exact:
     input:
-        code=code("lnsp", "exact", "methods", "languages", "lstar_nsp"),
+        code=code("lnsp", "exact"),
     output:
         f"{LNSP_OUT}/exact/s{{seed}}.csv",
     params:
@@ -37,7 +38,7 @@ rule lnsp_exact:
 
 rule lnsp_train_teacher:
     input:
-        code=code("lnsp", "train_teacher", "methods", "languages", "lstar_nsp", "transformer"),
+        code=code("lnsp", "train_teacher"),
     output:
         model=f"{LNSP_OUT}/teachers/{{variant}}/s{{seed}}/{{lang}}.pt",
         summary=f"{LNSP_OUT}/teachers/{{variant}}/s{{seed}}/{{lang}}.json",
@@ -58,7 +59,7 @@ rule lnsp_extract:
     input:
         model=f"{LNSP_OUT}/teachers/{{variant}}/s{{seed}}/{{lang}}.pt",
         summary=f"{LNSP_OUT}/teachers/{{variant}}/s{{seed}}/{{lang}}.json",
-        code=code("lnsp", "extract", "methods", "languages", "lstar_nsp", "transformer"),
+        code=code("lnsp", "extract"),
     output:
         f"{LNSP_OUT}/extract/{{variant}}/s{{seed}}/{{lang}}.json",
     params:
@@ -78,7 +79,7 @@ rule lnsp_evaluate:
         exact=expand(f"{LNSP_OUT}/exact/s{{seed}}.csv", seed=LNSP["seeds"]),
         extract=[f"{LNSP_OUT}/extract/{v}/s{seed}/{lang}.json" for v, seed, lang in LNSP_TEACHERS],
         claims="workflow/papers/lnsp/claims.yaml",
-        code=code("lnsp", "evaluate", "core/claims"),
+        code=code("lnsp", "evaluate"),
     output:
         table=f"{LNSP_OUT}/table_main.csv",
         exact=f"{LNSP_OUT}/exact_runs.csv",

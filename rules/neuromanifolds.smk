@@ -14,13 +14,14 @@ wildcard_constraints:
 
 rule neuromanifolds:
     input:
+        "results/neuromanifolds/tracking.json",  # claims, figures, and every job logged to MLflow
         f"{NM_OUT}/claims.json",
         NM_FIGURES,
 
 
 rule neuromanifolds_ranks:
     input:
-        code=code("neuromanifolds", "ranks", "methods", "nets"),
+        code=code("neuromanifolds", "ranks"),
     output:
         dimensions=f"{NM_OUT}/ranks/dimensions.csv",
         singular=f"{NM_OUT}/ranks/singular.csv",
@@ -39,7 +40,7 @@ rule neuromanifolds_ranks:
 
 rule neuromanifolds_fibers:
     input:
-        code=code("neuromanifolds", "fibers", "ranks", "methods", "nets"),
+        code=code("neuromanifolds", "fibers"),
     output:
         f"{NM_OUT}/fibers/{{sigma}}.csv",
     params:
@@ -55,7 +56,7 @@ rule neuromanifolds_fibers:
 
 rule neuromanifolds_critical:
     input:
-        code=code("neuromanifolds", "critical", "ranks", "methods", "nets"),
+        code=code("neuromanifolds", "critical"),
     output:
         f"{NM_OUT}/critical/{{kind}}.csv",
     params:
@@ -71,7 +72,7 @@ rule neuromanifolds_critical:
 
 rule neuromanifolds_sparsity:
     input:
-        code=code("neuromanifolds", "sparsity", "ranks", "methods", "nets"),
+        code=code("neuromanifolds", "sparsity"),
     output:
         f"{NM_OUT}/sparsity/sparsity.csv",
     params:
@@ -95,7 +96,7 @@ rule neuromanifolds_evaluate:
         critical=expand(f"{NM_OUT}/critical/{{kind}}.csv", kind=NM_KINDS),
         sparsity=f"{NM_OUT}/sparsity/sparsity.csv",
         claims="workflow/papers/neuromanifolds/claims.yaml",
-        code=code("neuromanifolds", "evaluate", "core/claims"),
+        code=code("neuromanifolds", "evaluate"),
     output:
         table=f"{NM_OUT}/table_a.csv",
         spectra=f"{NM_OUT}/spectra.csv",

@@ -6,7 +6,8 @@ rule report:
         claims=expand("results/{paper}/claims.json", paper=PAPERS),
         figures=[f for paper in PAPERS for f in FIGURES[paper]],
         cards=expand("workflow/papers/{paper}/PAPER.md", paper=PAPERS),
-        code=["workflow/report/build.py", "workflow/report/template.html", "workflow/core/claims.py"],
+        template="workflow/report/template.html",
+        code=code(None, "report.build"),
     output:
         html="results/report/index.html",
         csv="results/report/claims.csv",

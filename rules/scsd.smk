@@ -33,6 +33,7 @@ wildcard_constraints:
 
 rule scsd:
     input:
+        "results/scsd/tracking.json",  # claims, figures, and every job logged to MLflow
         f"{SCSD_OUT}/claims.json",
         SCSD_FIGURES,
 
@@ -40,7 +41,7 @@ rule scsd:
 rule scsd_prepare:
     input:
         raw=scsd_raw,
-        code=code("scsd", "prepare", "data", "lib/mfeat", "lib/missing"),
+        code=code("scsd", "prepare"),
     output:
         f"{SCSD_OUT}/data/{{dataset}}.npz",
     params:
@@ -57,7 +58,7 @@ rule scsd_prepare:
 rule scsd_train:
     input:
         data=f"{SCSD_OUT}/data/{{dataset}}.npz",
-        code=code("scsd", "train", "data", "methods", "models", "lib/missing", "lib/training"),
+        code=code("scsd", "train"),
     output:
         f"{SCSD_OUT}/runs/{{dataset}}/rv{{rv}}/{{method}}_s{{seed}}.json",
     params:
@@ -76,7 +77,7 @@ rule scsd_evaluate:
     input:
         runs=scsd_runs(),
         claims="workflow/papers/scsd/claims.yaml",
-        code=code("scsd", "evaluate", "core/claims"),
+        code=code("scsd", "evaluate"),
     output:
         table=f"{SCSD_OUT}/metrics.csv",
         weights=f"{SCSD_OUT}/view_weights.csv",

@@ -25,6 +25,7 @@ wildcard_constraints:
 
 rule soft_qd:
     input:
+        "results/soft_qd/tracking.json",  # claims, figures, and every job logged to MLflow
         f"{SQD_OUT}/claims.json",
         SQD_FIGURES,
 
@@ -36,7 +37,7 @@ rule soft_qd_tune:
 
 rule soft_qd_centroids:
     input:
-        code=code("soft_qd", "centroids", "methods"),
+        code=code("soft_qd", "centroids"),
     output:
         f"{SQD_OUT}/archives/m{{sqd_m}}.npz",
     params:
@@ -52,7 +53,7 @@ rule soft_qd_centroids:
 
 rule soft_qd_run:
     input:
-        code=code("soft_qd", "run", "methods"),
+        code=code("soft_qd", "run"),
     output:
         f"{SQD_OUT}/runs/{{sqd_bench}}/m{{sqd_m}}/{{sqd_method}}_s{{seed}}.npz",
     params:
@@ -70,7 +71,7 @@ rule soft_qd_run:
 
 rule soft_qd_control:  # SQUAD with the repulsion term removed: the negative control of claims C1 and C2
     input:
-        code=code("soft_qd", "run", "methods"),
+        code=code("soft_qd", "run"),
     output:
         f"{SQD_OUT}/runs/{{sqd_bench}}/m{{sqd_m}}/squad_norep_s{{seed}}.npz",
     params:
@@ -89,7 +90,7 @@ rule soft_qd_control:  # SQUAD with the repulsion term removed: the negative con
 rule soft_qd_tune_grid:  # one method's knob grid at one m on the tuning seed (not part of `soft_qd`)
     input:
         centroids=f"{SQD_OUT}/archives/m{{sqd_m}}.npz",
-        code=code("soft_qd", "tune", "run", "methods"),
+        code=code("soft_qd", "tune"),
     output:
         f"{SQD_OUT}/tuning/{{sqd_method}}_m{{sqd_m}}.csv",
     params:
@@ -108,7 +109,7 @@ rule soft_qd_tune_grid:  # one method's knob grid at one m on the tuning seed (n
 rule soft_qd_tune_winners:
     input:
         grids=SQD_TUNE,
-        code=code("soft_qd", "tune_winners", "run"),
+        code=code("soft_qd", "tune_winners"),
     output:
         f"{SQD_OUT}/tuning/winners.csv",
     params:
@@ -125,7 +126,7 @@ rule soft_qd_tune_winners:
 rule soft_qd_sweep:
     input:
         centroids=f"{SQD_OUT}/archives/m{SQD['sweep']['m']}.npz",
-        code=code("soft_qd", "sweep", "run", "methods"),
+        code=code("soft_qd", "sweep"),
     output:
         f"{SQD_OUT}/sweep/s{{seed}}.csv",
     params:
@@ -141,7 +142,7 @@ rule soft_qd_sweep:
 
 rule soft_qd_theory:
     input:
-        code=code("soft_qd", "theory", "methods"),
+        code=code("soft_qd", "theory"),
     output:
         trials=f"{SQD_OUT}/theory/trials.csv",
         limit=f"{SQD_OUT}/theory/limit.csv",
@@ -164,7 +165,7 @@ rule soft_qd_evaluate:
         trials=f"{SQD_OUT}/theory/trials.csv",
         limit=f"{SQD_OUT}/theory/limit.csv",
         claims="workflow/papers/soft_qd/claims.yaml",
-        code=code("soft_qd", "evaluate", "core/claims", "methods", "run", "sweep"),
+        code=code("soft_qd", "evaluate"),
     output:
         metrics=f"{SQD_OUT}/metrics.csv",
         summary=f"{SQD_OUT}/summary.csv",

@@ -20,6 +20,7 @@ def stbp_raw(wildcards):
 
 rule stbp:
     input:
+        "results/stbp/tracking.json",  # claims, figures, and every job logged to MLflow
         f"{STBP_OUT}/claims.json",
         STBP_FIGURES,
 
@@ -27,7 +28,7 @@ rule stbp:
 rule stbp_data:
     input:
         raw=stbp_raw,
-        code=code("stbp", "data", "methods"),
+        code=code("stbp", "data"),
     output:
         f"{STBP_OUT}/data/{{dataset}}.npz",
     params:
@@ -44,7 +45,7 @@ rule stbp_data:
 rule stbp_train:
     input:
         data=f"{STBP_OUT}/data/{{dataset}}.npz",
-        code=code("stbp", "train", "models", "methods", "lib/timeseries", "lib/training"),
+        code=code("stbp", "train"),
     output:
         f"{STBP_OUT}/runs/{{dataset}}/{{stbp_method}}_s{{seed}}.json",
     params:
@@ -62,7 +63,7 @@ rule stbp_evaluate:
     input:
         runs=STBP_RUNS,
         claims="workflow/papers/stbp/claims.yaml",
-        code=code("stbp", "evaluate", "core/claims"),
+        code=code("stbp", "evaluate"),
     output:
         years=f"{STBP_OUT}/years.csv",
         table=f"{STBP_OUT}/table.csv",

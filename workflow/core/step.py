@@ -6,6 +6,7 @@ A step module is a few pure functions plus a thin ``main``::
     step.parser.add_argument("--data", type=Path, required=True)
     args, p = step.start(argv)          # p: the params.yaml sections this rule declared, merged
     ...                                 # compute, write declared outputs atomically
+    step.curve("loss", epoch, value)     # optional: a curve point (live in MLflow with TRACK_LIVE=1)
     step.finish(metrics={...}, curves={...}, artifacts=[...])
 
 Every rule passes the same trailing arguments (see rules/common.smk): --profile, --params (the sections it
@@ -14,6 +15,7 @@ reads), --rule, --wildcards, --record (the run record, declared as the rule's lo
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import random
 import subprocess
@@ -60,6 +62,19 @@ def relative(path) -> str:
         return str(path)
 
 
+LIVE_FLUSH_SECONDS = 5  # TRACK_LIVE=1: how often a long step sends its new curve points to MLflow
+
+
+def path_arguments(args: argparse.Namespace) -> list[Path]:
+    """Every Path among a step's parsed arguments (single or lists)."""
+    out = []
+    for value in vars(args).values():
+        for v in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(v, Path):
+                out.append(v)
+    return out
+
+
 class Step:
     def __init__(self, paper: str, name: str, doc: str | None = None):
         self.paper, self.name = paper, name
@@ -71,6 +86,11 @@ class Step:
         common.add_argument("--wildcards", default="", help="the job's wildcards (MLflow tag)")
         common.add_argument("--record", type=Path, help="where to write the run record (the rule's log.run)")
         self.started = time.time()
+        spec = sys._getframe(1).f_globals.get("__spec__")  # the step module's own name, also when run as __main__
+        self.module = spec.name if spec else f"workflow.papers.{paper}.{name}"
+        self.record_id = uuid.uuid4().hex
+        self.curves: dict[str, list] = {}
+        self._pending, self._flushed, self._live = [], time.time(), None
 
     def start(self, argv=None):
         one_thread()
@@ -86,6 +106,7 @@ class Step:
                 raise params_mod.ParamsError(f"sections {names} both define {sorted(clash)}")
             merged.update(sec if isinstance(sec, dict) else {name.rsplit(".", 1)[-1]: sec})
         self.p = merged
+        self._existing_at_start = sorted({relative(p) for p in path_arguments(self.args) if p.is_file()})
         self.log(f"start {self.args.rule} [{self.args.wildcards}] profile={self.args.profile} params={names}")
         return self.args, merged
 
@@ -94,12 +115,36 @@ class Step:
         """Progress line in the job's log (stdout is redirected there by the rule)."""
         print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
 
-    def finish(self, metrics: dict | None = None, curves: dict | None = None, artifacts=(), outputs=()) -> dict:
-        """Write the run record (the truth), then log it to MLflow (the view)."""
-        record = {
-            "record_id": uuid.uuid4().hex,
+    def curve(self, name: str, step: int, value: float) -> None:
+        """One point of a training curve. It goes to the run record at finish; with TRACK_LIVE=1 a long step
+        also sends its points to MLflow every few seconds, so the curve can be watched while it trains."""
+        self.curves.setdefault(name, []).append((int(step), float(value)))
+        if os.environ.get("TRACK_LIVE") == "1":
+            self._live_point(name, step, value)
+
+    def _live_point(self, name: str, step: int, value: float) -> None:
+        self._pending.append((name, int(step), float(value)))
+        if time.time() - self._flushed < LIVE_FLUSH_SECONDS:
+            return
+        try:
+            if self._live is None:
+                from .store import LiveRun
+
+                self._live = LiveRun(self.record(metrics={}, curves={}))
+            self._live.log(self._pending, int(1000 * time.time()))
+        except Exception as exc:  # noqa: BLE001 - live tracking is a view; the record stays the truth
+            self.log(f"live tracking off ({type(exc).__name__}); the curve is kept for the run record")
+            os.environ["TRACK_LIVE"] = "0"
+        self._pending, self._flushed = [], time.time()
+
+    def record(self, metrics: dict | None = None, curves: dict | None = None, artifacts=(), outputs=()) -> dict:
+        """The run record: everything MLflow shows of this job, written as a file first."""
+        curves = {**self.curves, **(curves or {})}
+        return {
+            "record_id": self.record_id,
             "paper": self.paper,
             "step": self.name,
+            "module": self.module,
             "rule": self.args.rule,
             "wildcards": self.args.wildcards,
             "profile": self.args.profile,
@@ -108,18 +153,25 @@ class Step:
             "host": platform.node(),
             "params": self.values,
             "metrics": {k: (None if v is None else float(v)) for k, v in (metrics or {}).items()},
-            "curves": {k: [[int(s), float(v)] for s, v in pts] for k, pts in (curves or {}).items()},
+            "curves": {k: [[int(s), float(v)] for s, v in pts] for k, pts in curves.items()},
+            "inputs": self.inputs(outputs),
             "artifacts": [relative(a) for a in artifacts],
             "outputs": [relative(o) for o in outputs],
             "started_ms": int(1000 * self.started),
             "seconds": round(time.time() - self.started, 3),
-            "mlflow_run_id": None,
+            "mlflow_run_id": self._live.run_id if self._live else None,
         }
+
+    def inputs(self, outputs=()) -> list[str]:
+        """The files this job read: its path arguments that existed when it started (outputs left out)."""
+        outs = {relative(o) for o in outputs}
+        return sorted(p for p in self._existing_at_start if p not in outs)
+
+    def finish(self, metrics: dict | None = None, curves: dict | None = None, artifacts=(), outputs=()) -> dict:
+        """Write the run record (the truth). MLflow is not touched here: the paper's track job logs it."""
+        record = self.record(metrics, curves, artifacts, outputs)
         shown = [f"{k}={v:.4g}" for k, v in record["metrics"].items() if v is not None][:12]  # a readable line
         self.log(f"done in {record['seconds']:.1f}s " + " ".join(shown))
         if self.args.record:
-            write_json(self.args.record, record)  # the result is safe before tracking is even tried
-            from .tracking import log_record_safely
-
-            log_record_safely(record, self.args.record)
+            write_json(self.args.record, record)
         return record

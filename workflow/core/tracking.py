@@ -1,13 +1,20 @@
-"""MLflow as a view on results/: one experiment per paper, one run per job.
+"""MLflow as a view on results/: one experiment per paper, one run per job, logged out of the jobs' way.
 
 Files are the truth. Every step writes a *run record* (JSON, declared as the rule's ``log.run``) holding its
-tags, params, metrics, curves and artifact paths, and only then logs it to MLflow. If tracking fails the step
-still succeeds (with a warning) and the record keeps ``mlflow_run_id: null``; ``python -m
-workflow.core.tracking sync`` later logs every record MLflow is missing. Runs carry the record's id as a tag,
-so syncing twice never duplicates a run.
+tags, params, metrics, curves, inputs and artifact paths, and never imports MLflow (a 2 s import and a SQLite
+transaction in every job were a third of the pipeline's wall time). One *track job per paper* runs after the
+paper's last job (rule ``track``, rules/common.smk) and logs the paper's new records in one process:
+
+    python -m workflow.core.tracking sync [--paper P ...] [--out results/P/tracking.json]
+
+The same command, with no paper, is ``make track-sync``: it logs whatever an outage left out. A record is
+matched to its run by the ``record_id`` tag, so syncing twice never duplicates a run; a run that is not
+FINISHED (an interrupted sync, a live run of a killed job) or lacks the record's metrics is replaced, and
+extra copies of a record are deleted. A long training step may log its curves live (``TRACK_LIVE=1``,
+``Step.curve``): it then opens its run itself, and the track job completes it.
 
 Store: ``MLFLOW_TRACKING_URI`` if set (e.g. a tracking server), else an embedded SQLite database at an
-absolute path in the repository. Parallel jobs on a fresh database would both run the schema migration and
+absolute path in the repository. Parallel writers on a fresh database would both run the schema migration and
 one would crash, so first contact and experiment creation happen under a file lock.
 """
 from __future__ import annotations
@@ -15,49 +22,17 @@ from __future__ import annotations
 import json
 import os
 import sys
-import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .io import read_json, write_json
 from .params import ROOT
+from .store import client, experiment_id, run_tags, tracking_uri
 
-DB_PATH = ROOT / "mlflow.db"
-ARTIFACTS = ROOT / "mlartifacts"
-RECORD_GLOB = "*/logs/**/*.run.json"
-
-# Quiet, fast-failing client: no telemetry, and an unreachable server fails in seconds instead of retrying for minutes.
-os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
-os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
-os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "10")
+RESULTS = ROOT / "results"
 
 
-def tracking_uri() -> str:
-    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{DB_PATH}"
-
-
-def _client():
-    """An MlflowClient whose store is initialised exactly once, even with parallel jobs."""
-    from filelock import FileLock
-    from mlflow.tracking import MlflowClient
-
-    uri = tracking_uri()
-    if uri.startswith("sqlite:"):
-        with FileLock(str(DB_PATH) + ".lock", timeout=300):
-            client = MlflowClient(uri)
-            client.search_experiments(max_results=1)  # forces schema creation/migration under the lock
-        return client
-    return MlflowClient(uri)
-
-
-def _experiment_id(client, name: str) -> str:
-    from filelock import FileLock
-
-    with FileLock(str(DB_PATH) + ".lock", timeout=300):
-        exp = client.get_experiment_by_name(name)
-        if exp is not None:
-            return exp.experiment_id
-        return client.create_experiment(name, artifact_location=(ARTIFACTS / name).as_uri())
-
+# ---- what a run shows -----------------------------------------------------------------------------------
 
 def _flatten(tree, prefix=""):
     if isinstance(tree, dict):
@@ -68,73 +43,166 @@ def _flatten(tree, prefix=""):
     return {prefix: tree}
 
 
-def _find_run(client, experiment_id: str, record_id: str):
-    runs = client.search_runs([experiment_id], filter_string=f"tags.record_id = '{record_id}'", max_results=1)
-    return runs[0].info.run_id if runs else None
+def catalog_digests() -> dict[str, dict]:
+    """<name>.csv -> its catalog entry (the sha256 a Dataset digest shows)."""
+    from .fetch import catalog
+
+    return {f"{name}.csv": entry | {"name": name} for name, entry in catalog()["datasets"].items()}
 
 
-def log_record(record: dict) -> str:
-    """Log one run record to MLflow (idempotent on record_id); returns the run id."""
+def dataset_inputs(record: dict, catalog: dict):
+    """The raw data sets a job read (or, for a fetch job, wrote) as MLflow inputs, with the catalog's sha256 as
+    digest: the runs table's Dataset column. Files under data/raw/ are matched to the catalog by name."""
+    from mlflow.entities import Dataset, DatasetInput, InputTag
+
+    out = []
+    for role, paths in (("input", record.get("inputs", [])), ("fetched", record.get("outputs", []))):
+        for path in paths:
+            entry = catalog.get(Path(path).name) if Path(path).parent.name == "raw" else None
+            if entry:
+                ds = Dataset(name=entry["name"], digest=entry["sha256"][:16], source_type="local", source=path)
+                out.append(DatasetInput(ds, tags=[InputTag("mlflow.data.context", role)]))
+    return out
+
+
+def log_record(c, exp_id: str, record: dict, catalog: dict, run_id: str | None = None) -> str:
+    """Log one run record as a FINISHED run (completing `run_id` when a live run already exists)."""
     from mlflow.entities import Metric, Param
 
-    client = _client()
-    exp_id = _experiment_id(client, record["paper"])
-    existing = _find_run(client, exp_id, record["record_id"])
-    if existing:
-        return existing
-    tags = {k: str(record[k]) for k in ("paper", "step", "rule", "wildcards", "git_commit", "params_hash", "profile", "host")}
-    tags["record_id"] = record["record_id"]
-    tags["mlflow.runName"] = f"{record['rule']}[{record['wildcards']}]" if record["wildcards"] else record["rule"]
-    run = client.create_run(exp_id, tags=tags, start_time=int(record["started_ms"]))
-    run_id = run.info.run_id
     ts = int(record["started_ms"])
-    params = [Param(k[:250], json.dumps(v) if not isinstance(v, str) else v) for k, v in _flatten(record["params"]).items()]
+    already = set()
+    if run_id is None:
+        run_id = c.create_run(exp_id, tags=run_tags(record), start_time=ts).info.run_id
+    else:  # a live run: it has its tags, maybe some params and curve points
+        already = set(c.get_run(run_id).data.params)
+    params = [Param(k[:250], v if isinstance(v, str) else json.dumps(v)) for k, v in _flatten(record["params"]).items()]
+    params += [Param(f"env.{k}", str(v)) for k, v in record.get("environment", {}).items()]
     metrics = [Metric(k, float(v), ts, 0) for k, v in record["metrics"].items() if v is not None]
     for name, points in record["curves"].items():  # curves go in batches, not one call per point
         metrics += [Metric(name, float(v), ts, int(s)) for s, v in points]
-    for i in range(0, max(len(params), 1), 100):
-        client.log_batch(run_id, params=params[i:i + 100])
+    params = [p for p in params if p.key not in already]
+    for i in range(0, len(params), 100):
+        c.log_batch(run_id, params=params[i:i + 100])
     for i in range(0, len(metrics), 1000):
-        client.log_batch(run_id, metrics=metrics[i:i + 1000])
+        c.log_batch(run_id, metrics=metrics[i:i + 1000])
+    datasets = dataset_inputs(record, catalog)
+    if datasets:
+        c.log_inputs(run_id, datasets=datasets)
     for path in record["artifacts"]:
-        full = ROOT / path
-        if full.exists():
-            client.log_artifact(run_id, str(full))
-    client.set_terminated(run_id, "FINISHED", end_time=ts + int(1000 * record["seconds"]))
+        if (ROOT / path).exists():
+            c.log_artifact(run_id, str(ROOT / path))
+    c.set_terminated(run_id, "FINISHED", end_time=ts + int(1000 * record["seconds"]))
     return run_id
 
 
-def log_record_safely(record: dict, record_path: Path) -> None:
-    """Log and store the run id in the record; a tracking failure only warns (sync can redo it)."""
-    try:
-        record["mlflow_run_id"] = log_record(record)
-    except Exception as exc:  # noqa: BLE001 - any tracking failure must not fail the step
-        warnings.warn(f"MLflow tracking failed ({type(exc).__name__}: {exc}); the result is safe in {record_path}. "
-                      "Run `make track-sync` (python -m workflow.core.tracking sync) once tracking is back.")
-        record["mlflow_run_id"] = None
-    write_json(record_path, record)
+def describe(c, exp_id: str, paper: str) -> None:
+    """The experiment's description in the dashboard: the paper's title, its PAPER.md, its latest verdicts."""
+    from .params import read_yaml
+
+    folder = ROOT / "workflow" / "papers" / paper
+    if not (folder / "claims.yaml").exists():
+        return
+    lines = [f"**{read_yaml(folder / 'claims.yaml')['paper']['title']}**", "",
+             f"Paper card and deviation log: `workflow/papers/{paper}/PAPER.md`"]
+    claims = RESULTS / paper / "claims.json"
+    if claims.exists():
+        s = read_json(claims)
+        r, z = s["summary"]["reproduction"], s["summary"]["sanity"]
+        lines += ["", f"Latest verdicts ({s['profile']} profile): reproduction {r['pass']} pass / {r['fail']} fail / "
+                  f"{r['inconclusive']} inconclusive ({s['summary']['uncontrolled']} uncontrolled); sanity "
+                  f"{z['pass']} / {z['fail']} / {z['inconclusive']}; the claims are the metrics of the run named "
+                  f"`{paper}_evaluate`."]
+    c.set_experiment_tag(exp_id, "mlflow.note.content", "\n".join(lines))
 
 
-def sync(results: Path = ROOT / "results") -> tuple[int, int]:
-    """Log every run record MLflow is missing. Returns (records seen, runs created)."""
-    client = None
-    seen = created = 0
-    for path in sorted(results.glob(RECORD_GLOB)):
+# ---- sync --------------------------------------------------------------------------------------------------
+
+@dataclass
+class SyncReport:
+    seen: int = 0
+    logged: int = 0
+    replaced: int = 0
+    duplicates_removed: int = 0
+    untracked: list = field(default_factory=list)
+    error: str = ""
+
+    def line(self) -> str:
+        if not self.untracked:
+            return f"{self.seen} run records, {self.logged} newly logged to MLflow ({tracking_uri()})"
+        return (f"MLflow: {len(self.untracked)} of {self.seen} runs could not be tracked ({self.error}); the results "
+                "are safe in results/. Once the store answers, run `make track-sync` to log them.")
+
+
+def records_of(results: Path, paper: str) -> list[Path]:
+    return sorted((results / paper / "logs").glob("**/*.run.json"))
+
+
+def existing_runs(c, exp_id: str) -> dict[str, list]:
+    """record_id -> the runs carrying it (one query per page, not one per record)."""
+    runs, token = {}, None
+    while True:
+        page = c.search_runs([exp_id], max_results=5000, page_token=token)
+        for r in page:
+            runs.setdefault(r.data.tags.get("record_id"), []).append(r)
+        token = page.token
+        if not token:
+            return runs
+
+
+def complete(run, record: dict) -> bool:
+    """A run is complete when FINISHED with every metric of its record."""
+    wanted = {k for k, v in record["metrics"].items() if v is not None}
+    return run.info.status == "FINISHED" and wanted <= set(run.data.metrics)
+
+
+def sync_paper(c, results: Path, paper: str, report: SyncReport, catalog: dict) -> None:
+    """Log one experiment's records; two syncs of the same paper (e.g. the shared data records) take turns."""
+    from filelock import FileLock
+
+    if not records_of(results, paper):
+        return
+    with FileLock(str(results / paper / "logs" / ".track.lock"), timeout=600):
+        _sync_records(c, paper, records_of(results, paper), report, catalog)
+
+
+def _sync_records(c, paper: str, paths: list[Path], report: SyncReport, catalog: dict) -> None:
+    exp_id = experiment_id(c, paper)
+    known = existing_runs(c, exp_id)
+    for path in paths:
         record = read_json(path)
-        seen += 1
-        client = client or _client()
-        run_id = record.get("mlflow_run_id")
-        if run_id:
-            try:
-                client.get_run(run_id)
-                continue
-            except Exception:  # noqa: BLE001 - the run is gone (e.g. a new database): log it again
-                pass
-        before = _find_run(client, _experiment_id(client, record["paper"]), record["record_id"])
-        record["mlflow_run_id"] = before or log_record(record)
-        created += before is None
-        write_json(path, record)
-    return seen, created
+        report.seen += 1
+        runs = known.get(record["record_id"], [])
+        keep = next((r for r in runs if complete(r, record)), None)
+        live = next((r for r in runs if r.info.status == "RUNNING" and r.info.run_id == record.get("mlflow_run_id")), None)
+        for r in runs:  # duplicates, interrupted syncs, runs of killed jobs
+            if r is not keep and r is not live:
+                c.delete_run(r.info.run_id)
+                report.duplicates_removed += keep is not None
+                report.replaced += keep is None
+        run_id = keep.info.run_id if keep else log_record(c, exp_id, record, catalog, live.info.run_id if live else None)
+        report.logged += keep is None
+        if record.get("mlflow_run_id") != run_id:
+            record["mlflow_run_id"] = run_id
+            write_json(path, record)
+    describe(c, exp_id, paper)
+
+
+def sync(papers: list[str] | None = None, results: Path = RESULTS) -> SyncReport:
+    """Log every record of these papers (default: all of results/) that MLflow is missing or has incomplete."""
+    if not papers:
+        papers = sorted(p.name for p in results.iterdir() if (p / "logs").is_dir()) if results.is_dir() else []
+    report = SyncReport()
+    try:
+        c = client()
+        catalog = catalog_digests()
+        for paper in papers:
+            sync_paper(c, results, paper, report, catalog)
+    except Exception as exc:  # noqa: BLE001 - an outage must never fail the pipeline: the records are the truth
+        report.error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
+        every = [p for paper in papers for p in records_of(results, paper)]
+        report.untracked = [str(p) for p in every if not read_json(p).get("mlflow_run_id")]
+        report.seen = len(every)
+    return report
 
 
 def main(argv=None) -> int:
@@ -142,12 +210,17 @@ def main(argv=None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("command", choices=["sync", "uri"], help="sync: log what MLflow is missing; uri: print the store URI")
+    parser.add_argument("--paper", action="append", help="only these papers' records (repeatable; default: all)")
+    parser.add_argument("--out", type=Path, help="write the sync's summary here (the track rule's output)")
     args = parser.parse_args(argv)
     if args.command == "uri":
         print(tracking_uri())
         return 0
-    seen, created = sync()
-    print(f"{seen} run records in results/, {created} runs logged to {tracking_uri()}")
+    report = sync(args.paper)
+    print(report.line(), file=sys.stderr if report.untracked else sys.stdout)
+    if args.out:  # what a paper's track job leaves behind (no run ids or times: the same on every machine)
+        write_json(args.out, {"papers": args.paper or [], "records": report.seen,
+                              "untracked": len(report.untracked)})
     return 0
 
 

@@ -16,7 +16,7 @@ from workflow.core import claims as claims_mod
 from workflow.core.io import read_json, write_text
 from workflow.core.params import ROOT, read_yaml
 from workflow.core.step import Step, git_commit
-from workflow.core.tracking import tracking_uri
+from workflow.core.store import tracking_uri
 
 TEMPLATE = Path(__file__).with_name("template.html")
 

@@ -1,0 +1,22 @@
+# MLflow, out of the jobs' way: no job imports MLflow. One track job per paper runs after the paper's last job
+# and logs the run records of all its jobs (and of the shared fetch jobs) in one process; the report's track job
+# does the same for the report. See workflow/core/tracking.py; `make track-sync` does it by hand after an outage.
+TRACKED_AFTER = {paper: [f"results/{paper}/claims.json", *FIGURES[paper]] for paper in PAPERS} | {
+    "report": ["results/report/index.html"]}
+
+
+rule track:
+    input:
+        after=lambda wildcards: TRACKED_AFTER[wildcards.paper],
+        code=code(None, "core.tracking"),
+    output:
+        "results/{paper}/tracking.json",
+    log:
+        "results/{paper}/logs/track.log",
+    benchmark:
+        "results/{paper}/bench/track.tsv"
+    threads: 1
+    wildcard_constraints:
+        paper="|".join(TRACKED_AFTER),
+    shell:
+        "python -m workflow.core.tracking sync --paper {wildcards.paper} --paper data --out {output:q} > {log:q} 2>&1"
