@@ -185,11 +185,9 @@ def test_claims_yaml_problems_are_named(mutate, message):
 
 
 def test_every_paper_claims_file_is_valid():
-    from conftest import ROOT
-    import re
+    from workflow.papers import PAPERS
 
-    papers = re.findall(r'"(\w+)"', (ROOT / "Snakefile").read_text().split("PAPERS = [")[1].split("]")[0])
-    validate_papers(papers)
+    validate_papers(PAPERS)
     with pytest.raises(ClaimsError, match="no_such_paper/claims.yaml: missing"):
         validate_papers(["no_such_paper"])
 

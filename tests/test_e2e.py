@@ -4,9 +4,7 @@ import re
 
 from conftest import BIN, ROOT, run
 
-# every paper the Snakefile includes (a rules/<slug>.smk with a claims.yaml)
-PAPERS = [slug for slug in re.findall(r'^include: "rules/(\w+)\.smk"', (ROOT / "Snakefile").read_text(), re.M)
-          if (ROOT / "workflow" / "papers" / slug / "claims.yaml").exists()]
+from workflow.papers import PAPERS
 
 
 def planned_jobs(repo) -> dict[str, int]:

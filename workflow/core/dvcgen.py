@@ -1,4 +1,4 @@
-"""Generate dvc.yaml from the Snakemake DAG: one DVC stage per Snakemake job, same command, deps, params, outs.
+"""Generate dvc.yaml from the Snakemake DAG: one entry per rule, a `foreach` over its jobs; same commands, deps, params, outs.
 
     python -m workflow.core.dvcgen                    # rewrite dvc.yaml (default profile)
     python -m workflow.core.dvcgen --check            # exit 1 if the committed dvc.yaml is stale
@@ -15,6 +15,7 @@ changes, so an upgrade that breaks it is caught.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import re
 import sys
 from pathlib import Path
@@ -24,7 +25,10 @@ import yaml
 from .params import ROOT, leaf_keys, load, section
 
 HEADER = ("# GENERATED from the Snakemake DAG by `python -m workflow.core.dvcgen` (make dvc.yaml). Never edit by hand:\n"
-          "# change the rules/ or params.yaml and regenerate. tests/test_dvc.py fails when this file is stale.\n")
+          "# change the rules/ or params.yaml and regenerate. tests/test_dvc.py fails when this file is stale.\n"
+          "# One entry per Snakemake rule, a foreach over its jobs: `dvc repro cosa_tta` runs the rule's jobs,\n"
+          "# `dvc repro cosa_tta@co2-dlinear-13-0` one of them. The first stage stops with the fix when a knob\n"
+          "# adds or removes jobs (then run `make dvc.yaml`).\n")
 
 
 def snakemake_jobs(profile: str, root: Path = ROOT) -> list:
@@ -49,9 +53,9 @@ def snakemake_jobs(profile: str, root: Path = ROOT) -> list:
                  "shellcmd": job.shellcmd} for job in jobs if job.shellcmd]
 
 
-def stage_name(job: dict) -> str:
-    parts = [job["rule"]] + [str(v) for v in job["wildcards"].values()]
-    return re.sub(r"[^A-Za-z0-9_-]", "_", "-".join(parts))
+def item_key(job: dict) -> str:
+    """A job's name within its rule's foreach (dvc repro RULE@KEY): its wildcard values."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", "-".join(str(v) for v in job["wildcards"].values()))
 
 
 def output_kind(path: str) -> str:
@@ -59,7 +63,7 @@ def output_kind(path: str) -> str:
 
 
 def stage(job: dict, params: dict, profile: str) -> dict:
-    """One dvc.yaml stage: the job's command (log folders made first: DVC does not create them)."""
+    """One job as a dvc.yaml stage: its command (log folders made first: DVC does not create them)."""
     log_dirs = sorted({str(Path(p).parent) for p in job["log"]})
     cmd = " ".join(job["shellcmd"].split())  # Snakemake's formatting leaves line breaks/indents
     sections = [s for s in job["params"].get("sections", "").split(",") if s]
@@ -74,13 +78,115 @@ def stage(job: dict, params: dict, profile: str) -> dict:
     return st
 
 
+def substitute(text: str, wildcards: dict) -> str:
+    """`text` with each wildcard value written ${item.NAME} where it stands alone (a number not inside another
+    number, a word not inside another word); longest values first, so that 13 is not read inside 130."""
+    for name, value in sorted(wildcards.items(), key=lambda kv: -len(str(kv[1]))):
+        value = str(value)
+        if value.replace(".", "").isdigit():  # a number: not inside another number (1 in 13 or in 0.1)
+            pattern = rf"(?<![0-9])(?<![0-9]\.){re.escape(value)}(?![0-9])(?!\.[0-9])"
+        else:
+            pattern = rf"(?<![A-Za-z0-9]){re.escape(value)}(?![A-Za-z0-9])"
+        text = re.sub(pattern, "${item." + name + "}", text)
+    return text
+
+
+def render(template: str, wildcards: dict) -> str:
+    return re.sub(r"\$\{item\.(\w+)\}", lambda m: str(wildcards[m.group(1)]), template)
+
+
+def template_of(values: list[str], jobs: list[dict]) -> str | None:
+    """One template that renders to every job's value (None if the jobs differ in more than their wildcards)."""
+    candidate = substitute(values[0], jobs[0]["wildcards"])
+    return candidate if all(render(candidate, j["wildcards"]) == v for v, j in zip(values, jobs)) else None
+
+
+def field(jobs: list[dict], values: list[str], items: dict, name: str) -> str:
+    """A string field of the rule's entry: a template over the wildcards, or, where the jobs differ otherwise,
+    the job's own value carried in its item (`${item.NAME}`)."""
+    template = template_of(values, jobs)
+    if template is not None:
+        return template
+    for job, value in zip(jobs, values):
+        items[item_key(job)][name] = value
+    return "${item." + name + "}"
+
+
+def list_field(jobs: list[dict], lists: list[list[str]], items: dict, name: str) -> list[str]:
+    """A list field (deps, params) of the rule's entry: the templates every job has, then, where jobs differ,
+    per-job entries carried in the items (`${item.dep0}`, ...). A job with fewer of those repeats one of its
+    own entries (DVC accepts a dependency listed twice), so every item has the same fields."""
+    candidates = {substitute(v, jobs[0]["wildcards"]) for v in lists[0]}
+    common = sorted(t for t in candidates if all(render(t, j["wildcards"]) in values for j, values in zip(jobs, lists)))
+    rest = [[v for v in values if v not in {render(t, j["wildcards"]) for t in common}] for j, values in zip(jobs, lists)]
+    width = max(map(len, rest))
+    for job, own, values in zip(jobs, rest, lists):
+        filler = own or values
+        for i in range(width):
+            items[item_key(job)][f"{name}{i}"] = (own + filler[-1:] * width)[i]
+    return common + ["${item." + f"{name}{i}" + "}" for i in range(width)]
+
+
+def rule_entry(jobs: list[dict], stages: list[dict]) -> dict:
+    """One dvc.yaml entry per rule: `foreach` over its jobs (keyed by wildcard values), `do` the common stage."""
+    if len(jobs) == 1 and not jobs[0]["wildcards"]:
+        return stages[0]
+    items = {item_key(j): {k: str(v) for k, v in j["wildcards"].items()} for j in jobs}
+    do = {"cmd": field(jobs, [s["cmd"] for s in stages], items, "cmd")}
+    for name in ("deps", "params"):
+        if any(s.get(name) for s in stages):
+            do[name] = list_field(jobs, [s.get(name, []) for s in stages], items, name[:-1])
+    for kind in ("outs", "metrics", "plots"):
+        if kind in stages[0]:
+            paths = [[next(iter(o)) for o in s[kind]] for s in stages]
+            do[kind] = [{field(jobs, [p[i] for p in paths], items, f"{kind[:-1]}{i}"): {"cache": False}}
+                        for i in range(len(paths[0]))]
+    return {"foreach": items, "do": do}
+
+
+SHAPE_FILE = "results/dvc_dag_shape.txt"
+
+
+def shape(jobs: list[dict]) -> str:
+    """A fingerprint of the DAG's shape: which jobs exist (rule and wildcards), not what they run."""
+    names = sorted(f"{j['rule']}|{sorted(j['wildcards'].items())}" for j in jobs)
+    return hashlib.sha256("\n".join(names).encode()).hexdigest()[:16]
+
+
+def shape_check(profile: str, fingerprint: str) -> dict:
+    """The first stage: dvc.yaml lists the jobs of one DAG shape; a knob that adds or removes jobs (a list of
+    seeds, of horizons) must stop `dvc repro` with the fix, never leave a silently stale pipeline."""
+    overlay = [f"profiles/{profile}/params.yaml"] if profile != "default" else []
+    return {"cmd": f"python -m workflow.core.dvcgen --profile {profile} --expect-shape {fingerprint} --shape-out {SHAPE_FILE}",
+            "deps": ["Snakefile", "rules", "params.yaml", *overlay], "outs": [{SHAPE_FILE: {"cache": False}}]}
+
+
 def generate(profile: str = "default", root: Path = ROOT) -> str:
     params = load(profile, root)
     jobs = snakemake_jobs(profile, root)
     if not any(job["rule"] == "report" for job in jobs):  # Snakemake only logs a DAG error here; never write it
         raise SystemExit("the Snakemake DAG could not be built (no report job): run `snakemake -n` to see why")
-    stages = {stage_name(job): stage(job, params, profile) for job in jobs}
-    return HEADER + yaml.safe_dump({"stages": stages}, sort_keys=False, width=10_000)
+    by_rule: dict[str, list] = {}
+    for job in jobs:
+        by_rule.setdefault(job["rule"], []).append(job)
+    entries = {"dag_shape": shape_check(profile, shape(jobs))}
+    for rule, js in by_rule.items():
+        entry = rule_entry(js, [stage(j, params, profile) for j in js])
+        (entry["do"] if "do" in entry else entry)["deps"].insert(0, SHAPE_FILE)
+        entries[rule] = entry
+    return HEADER + yaml.safe_dump({"stages": entries}, sort_keys=False, width=10_000)
+
+
+def expect_shape(profile: str, fingerprint: str, out: Path) -> int:
+    found = shape(snakemake_jobs(profile))
+    if found != fingerprint:
+        print(f"dvc.yaml is stale: params.yaml or the rules now give a DAG with other jobs (shape {found}, dvc.yaml "
+              f"was generated for {fingerprint}). Run `make dvc.yaml` (python -m workflow.core.dvcgen"
+              f"{'' if profile == 'default' else ' --profile ' + profile}), then `dvc repro` again.", file=sys.stderr)
+        return 1
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(fingerprint + "\n")
+    return 0
 
 
 def main(argv=None) -> int:
@@ -88,7 +194,11 @@ def main(argv=None) -> int:
     parser.add_argument("--profile", default="default")
     parser.add_argument("--out", type=Path, default=ROOT / "dvc.yaml")
     parser.add_argument("--check", action="store_true", help="only compare with the existing file")
+    parser.add_argument("--expect-shape", help="(dvc.yaml's first stage) fail unless the DAG still has this shape")
+    parser.add_argument("--shape-out", type=Path, default=ROOT / SHAPE_FILE)
     args = parser.parse_args(argv)
+    if args.expect_shape:
+        return expect_shape(args.profile, args.expect_shape, args.shape_out)
     text = generate(args.profile)
     if args.check:
         current = args.out.read_text() if args.out.exists() else ""
