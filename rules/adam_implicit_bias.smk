@@ -1,17 +1,10 @@
 # Implicit bias of per-sample Adam (spec: shared/papers/adam_implicit_bias.md)
 # data sets -> one optimiser run per (data set, algorithm) -> evaluation + claims -> figures
+from workflow.papers.adam_implicit_bias import plan as adam_plan
+
 ADAM = PARAMS["adam_implicit_bias"]
-ADAM_OUT = "results/adam_implicit_bias"
+ADAM_OUT = adam_plan.OUT
 FIGURES["adam_implicit_bias"] = ADAM_FIGURES = expand(f"{ADAM_OUT}/figures/{{fig}}.png", fig=["fig1_gr_cosines", "fig3_gauss_fixed_point", "fig6_batch_size"])
-
-
-def adam_runs():
-    """(data set, algorithm) pairs of the plan: GR and Gauss families, plus the batch sweep on the first GR sets."""
-    n, plan = ADAM["datasets"], ADAM["plan"]
-    runs = {(f"gr{k}", a) for k in range(n["gr"]) for a in plan["gr"]}
-    runs |= {(f"gauss{k}", a) for k in range(n["gauss"]) for a in plan["gauss"]}
-    runs |= {(f"gr{k}", a) for k in range(min(n["batch_sweep"], n["gr"])) for a in plan["batch_sweep"] + ["inc_adam", "det_adam", "inc_signum", "det_signum", "inc_gd", "det_gd"]}
-    return sorted(runs)
 
 
 rule adam_implicit_bias:
@@ -57,7 +50,7 @@ rule adam_implicit_bias_train:
 
 rule adam_implicit_bias_evaluate:
     input:
-        runs=[f"{ADAM_OUT}/train/{ds}/{algo}.npz" for ds, algo in adam_runs()],
+        runs=adam_plan.run_paths(ADAM),
         claims="workflow/papers/adam_implicit_bias/claims.yaml",
         code=code("adam_implicit_bias", "evaluate"),
     output:
@@ -65,7 +58,7 @@ rule adam_implicit_bias_evaluate:
         table=f"{ADAM_OUT}/table.csv",
         claims=f"{ADAM_OUT}/claims.json",
     params:
-        **reads(),
+        **reads("adam_implicit_bias"),  # the plan: which runs exist
     log:
         **logs("adam_implicit_bias", "evaluate"),
     benchmark:
@@ -73,7 +66,7 @@ rule adam_implicit_bias_evaluate:
     threads: 1
     shell:
         step("papers.adam_implicit_bias.evaluate",
-             "{input.runs:q} --curves {output.curves:q} --table {output.table:q} --claims {output.claims:q}")
+             "--curves {output.curves:q} --table {output.table:q} --claims {output.claims:q}")
 
 
 rule adam_implicit_bias_plot:

@@ -82,6 +82,40 @@ def test_changing_one_cosa_parameter_reruns_only_its_jobs(smoke_repo):
         overlay.write_text(original)
 
 
+def dry_run_reasons(repo) -> list[tuple[str, str, str]]:
+    """(rule, input line, reason line) of every job a smoke dry run plans."""
+    out = run([str(BIN / "snakemake"), "--profile", "profiles/smoke", "-n"], repo).stdout
+    jobs = []
+    for block in out.split("\nrule ")[1:]:
+        fields = dict(re.findall(r"^    (input|reason): (.*)$", block, re.M))
+        jobs.append((block.split(":", 1)[0], fields.get("input", ""), fields.get("reason", "")))
+    return jobs
+
+
+def test_changing_a_module_reruns_exactly_the_jobs_that_import_it(smoke_repo):
+    """Code dependencies are derived from imports: editing workflow/lib/training.py re-runs the jobs whose step
+    imports it (directly or not) and what depends on their outputs, nothing else."""
+    import os
+
+    from workflow.core.imports import code_files
+
+    module = smoke_repo / "workflow/lib/training.py"
+    original, stat = module.read_text(), module.stat()
+    try:
+        module.write_text(original + "\n# an edit\n")
+        jobs = dry_run_reasons(smoke_repo)
+        edited = {rule for rule, _, reason in jobs if "workflow/lib/training.py" in reason.split(";")[0]}
+        importers = {rule for rule, inputs, _ in jobs if "workflow/lib/training.py" in inputs}
+        assert edited == importers == {"cosa_train_base", "cosa_tta", "stbp_train", "scsd_train"}
+        assert all("Updated input files" not in reason or rule in edited for rule, _, reason in jobs)
+        step_of = {"cosa_train_base": "workflow.papers.cosa.train_base", "stbp_train": "workflow.papers.stbp.train"}
+        assert all("workflow/lib/training.py" in code_files(m, smoke_repo) for m in step_of.values())
+    finally:
+        module.write_text(original)
+        os.utime(module, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert planned_jobs(smoke_repo) == {}
+
+
 def test_steps_record_the_values_they_used(smoke_repo):
     rec = json.loads((smoke_repo / "results/cosa/logs/tta/co2/dlinear_H13.run.json").read_text())
     assert rec["params"]["cosa.datasets.co2.lookback"] == 52

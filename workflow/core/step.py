@@ -95,7 +95,7 @@ class Step:
     def start(self, argv=None):
         one_thread()
         self.args = self.parser.parse_args(argv)
-        tree = params_mod.load(self.args.profile)
+        tree = self.tree = params_mod.load(self.args.profile)  # the whole tree, for a paper's plan (its job list)
         names = [s for s in self.args.params.split(",") if s]
         self.values = params_mod.sections(tree, names)
         merged = {}
@@ -107,6 +107,7 @@ class Step:
             merged.update(sec if isinstance(sec, dict) else {name.rsplit(".", 1)[-1]: sec})
         self.p = merged
         self._existing_at_start = sorted({relative(p) for p in path_arguments(self.args) if p.is_file()})
+        self.compute_started = time.time()  # from here on: the step's own work (bench/job_overhead.py)
         self.log(f"start {self.args.rule} [{self.args.wildcards}] profile={self.args.profile} params={names}")
         return self.args, merged
 
@@ -159,6 +160,7 @@ class Step:
             "outputs": [relative(o) for o in outputs],
             "started_ms": int(1000 * self.started),
             "seconds": round(time.time() - self.started, 3),
+            "compute_seconds": round(time.time() - self.compute_started, 3),
             "mlflow_run_id": self._live.run_id if self._live else None,
         }
 

@@ -11,6 +11,8 @@ from workflow.core import claims as claims_mod
 from workflow.core.io import read_npz, write_text
 from workflow.core.step import Step
 
+from . import plan
+
 CLAIMS = Path(__file__).with_name("claims.yaml")
 BATCH_SWEEP = {"adam": ["inc_adam", "mb2_adam", "mb5_adam", "det_adam"],
                "signum": ["inc_signum", "mb2_signum", "mb5_signum", "det_signum"],
@@ -99,12 +101,11 @@ def measure(table: pd.DataFrame) -> dict[str, list[float]]:
 
 def main(argv=None):
     step = Step("adam_implicit_bias", "evaluate", __doc__)
-    step.parser.add_argument("runs", type=Path, nargs="+", help="train/<dataset>/<algorithm>.npz files")
     step.parser.add_argument("--curves", type=Path, required=True)
     step.parser.add_argument("--table", type=Path, required=True)
     step.parser.add_argument("--claims", type=Path, required=True)
-    args, _ = step.start(argv)
-    curves = load_runs(args.runs)
+    args, p = step.start(argv)
+    curves = load_runs([Path(path) for path in plan.run_paths(p)])
     table = final_table(curves)
     result = claims_mod.check(CLAIMS, measure(table), args.profile, args.claims, step.log, controls=measure_controls(table))
     write_text(args.curves, curves.to_csv(index=False))

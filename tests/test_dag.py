@@ -1,0 +1,55 @@
+"""The DAG's shape rules: the paper list written once, code dependencies derived from imports, steps that import
+libraries and never each other, heavy imports only where used, wildcard constraints scoped to their rules."""
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+from workflow.core.imports import code_files, direct_imports
+from workflow.papers import PAPERS
+
+RULE_FILES = sorted((ROOT / "rules").glob("*.smk"))
+STEPS = sorted({f"workflow.{m}" for path in RULE_FILES for m in re.findall(r'step\("([\w.]+)"', path.read_text())})
+# Steps that train a torch model or load torch tensors; every other step must not pay torch's ~2 s import.
+TORCH_STEPS = {
+    "workflow.papers.cosa.train_base", "workflow.papers.cosa.tta", "workflow.papers.fairness_pareto.train_base",
+    "workflow.papers.lnsp.train_teacher", "workflow.papers.lnsp.extract", "workflow.papers.scsd.train",
+    "workflow.papers.soft_qd.run", "workflow.papers.soft_qd.sweep", "workflow.papers.soft_qd.tune",
+    "workflow.papers.stbp.train",
+}
+
+
+def test_the_paper_list_is_written_once():
+    papers_with_rules = {p.stem for p in RULE_FILES} - {"common", "data", "report", "track"}
+    papers_with_claims = {p.parent.name for p in (ROOT / "workflow/papers").glob("*/claims.yaml")}
+    assert set(PAPERS) == papers_with_rules == papers_with_claims
+    assert not re.search(r'include: "rules/(?!common|data|report|track)', (ROOT / "Snakefile").read_text())
+
+
+def test_steps_import_libraries_never_other_steps():
+    for step in STEPS:
+        assert not (direct_imports(step) & set(STEPS)) - {step}, step
+
+
+def test_code_dependencies_are_the_import_closure():
+    files = code_files("workflow.papers.cosa.tta")
+    assert "workflow/papers/cosa/tta.py" in files and "workflow/lib/training.py" in files
+    assert "workflow/core/tracking.py" not in files  # syncing MLflow is not part of any step
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_heavy_imports_only_where_used(step):
+    probe = f"import sys, {step}; print('torch' in sys.modules, 'mlflow' in sys.modules)"
+    torch, mlflow = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True,
+                                   check=True).stdout.split()
+    assert mlflow == "False", f"{step} imports MLflow: tracking belongs to the track jobs"
+    assert (torch == "True") == (step in TORCH_STEPS), f"{step}: torch imported={torch}"
+
+
+def test_wildcard_constraints_are_scoped_to_rules():
+    """Only common.smk constrains wildcards globally (one path segment, no shell characters)."""
+    for path in RULE_FILES:
+        if path.name != "common.smk":
+            assert not re.search(r"^wildcard_constraints:", path.read_text(), re.M), path.name
