@@ -13,11 +13,11 @@ def test_committed_dvc_yaml_is_not_stale():
 
 def test_stages_mirror_the_rules():
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
-    tta = stages["cosa_tta-co2-dlinear-13"]
+    tta = stages["cosa_tta-co2-dlinear-13-0"]
     assert "python -m workflow.papers.cosa.tta" in tta["cmd"] and "--profile default" in tta["cmd"]
     assert "cosa.tta.lrs" in tta["params"] and "cosa.datasets.co2.lookback" in tta["params"]
     assert "cosa.datasets.vic_elec.lookback" not in tta["params"]  # only what the job reads
-    assert "results/cosa/base/co2/dlinear_H13.pt" in tta["deps"]
+    assert "results/cosa/base/co2/dlinear_H13_s0.pt" in tta["deps"]
     assert stages["cosa_evaluate"]["metrics"] == [{"results/cosa/claims.json": {"cache": False}}]
 
 
@@ -44,7 +44,7 @@ def test_dvc_repro_on_a_fresh_clone_gives_the_same_claims(smoke_repo, tmp_path):
         assert deterministic_claims(repo / f"results/{paper}/claims.json") == \
             deterministic_claims(smoke_repo / f"results/{paper}/claims.json"), paper
     # DVC ran each step with the values Snakemake used
-    for rec in ("cosa/logs/tta/co2/dlinear_H13.run.json", "adam_implicit_bias/logs/train/gr0/inc_adam.run.json"):
+    for rec in ("cosa/logs/tta/co2/dlinear_H13_s0.run.json", "adam_implicit_bias/logs/train/gr0/inc_adam.run.json"):
         a, b = (json.loads((r / "results" / rec).read_text()) for r in (repo, smoke_repo))
         assert a["params"] == b["params"] and a["params_hash"] == b["params_hash"]
     # after dvc repro: snakemake --touch records the outputs as current, so nothing is left to do

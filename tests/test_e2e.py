@@ -117,10 +117,11 @@ def test_changing_a_module_reruns_exactly_the_jobs_that_import_it(smoke_repo):
 
 
 def test_steps_record_the_values_they_used(smoke_repo):
-    rec = json.loads((smoke_repo / "results/cosa/logs/tta/co2/dlinear_H13.run.json").read_text())
+    rec = json.loads((smoke_repo / "results/cosa/logs/tta/co2/dlinear_H13_s0.run.json").read_text())
     assert rec["params"]["cosa.datasets.co2.lookback"] == 52
-    assert rec["params"]["cosa.tta"]["methods"] == ["no_tta", "last_error", "cosa", "tafas_lite"]
-    assert rec["rule"] == "cosa_tta" and rec["wildcards"] == "H=13,base=dlinear,dataset=co2"
+    assert rec["params"]["cosa.tta"]["methods"] == ["no_tta", "last_error", "cosa", "tafas_lite", "cosa_stale_gt",
+                                                    "cosa_leak_one_step"]
+    assert rec["rule"] == "cosa_tta" and rec["wildcards"] == "H=13,base=dlinear,dataset=co2,seed=0"
 
 
 def test_dashboard_serves_both_papers_on_loopback(smoke_repo):
