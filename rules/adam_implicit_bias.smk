@@ -1,9 +1,11 @@
 # Implicit bias of per-sample Adam (spec: shared/papers/adam_implicit_bias.md)
-# data sets -> one optimiser run per (data set, algorithm) -> evaluation + claims -> figures
+# data sets -> optimiser runs per (data set, group: its family's algorithms | the batch sweep) -> evaluation + claims
+# -> figures
 from workflow.papers.adam_implicit_bias import plan as adam_plan
 
 ADAM = PARAMS["adam_implicit_bias"]
 ADAM_OUT = adam_plan.OUT
+ADAM_WILDCARDS = dict(dataset="(?:gr|gauss)[0-9]+", group="|".join(adam_plan.GROUPS))
 FIGURES["adam_implicit_bias"] = ADAM_FIGURES = expand(f"{ADAM_OUT}/figures/{{fig}}.png", fig=["fig1_gr_cosines", "fig3_gauss_fixed_point", "fig6_batch_size"])
 
 
@@ -20,6 +22,8 @@ rule adam_implicit_bias_data:
     output:
         data=f"{ADAM_OUT}/data/{{dataset}}.npz",
         summary=f"{ADAM_OUT}/data/{{dataset}}.json",
+    wildcard_constraints:
+        **ADAM_WILDCARDS,
     params:
         **reads("adam_implicit_bias.data", "adam_implicit_bias.refs"),
     log:
@@ -31,26 +35,29 @@ rule adam_implicit_bias_data:
         step("papers.adam_implicit_bias.data", "{wildcards.dataset} --out {output.data:q} --summary {output.summary:q}")
 
 
-rule adam_implicit_bias_train:
+rule adam_implicit_bias_train:  # one job per (data set, group); its algorithms come from the plan
     input:
         data=f"{ADAM_OUT}/data/{{dataset}}.npz",
         code=code("adam_implicit_bias", "train"),
     output:
-        f"{ADAM_OUT}/train/{{dataset}}/{{algo}}.npz",
+        adam_plan.train_path("{dataset}", "{group}"),
+    wildcard_constraints:
+        **ADAM_WILDCARDS,
     params:
-        **reads("adam_implicit_bias.train", "adam_implicit_bias.algorithms.{algo}"),
+        **reads("adam_implicit_bias.train", "adam_implicit_bias.algorithms", "adam_implicit_bias.plan"),
     log:
-        **logs("adam_implicit_bias", "train", "{dataset}/{algo}"),
+        **logs("adam_implicit_bias", "train", "{dataset}/{group}"),
     benchmark:
-        bench("adam_implicit_bias", "train", "{dataset}/{algo}")
+        bench("adam_implicit_bias", "train", "{dataset}/{group}")
     threads: 1
     shell:
-        step("papers.adam_implicit_bias.train", "--data {input.data:q} --out {output:q}")
+        step("papers.adam_implicit_bias.train",
+             "{wildcards.dataset} --group {wildcards.group} --data {input.data:q} --out {output:q}")
 
 
 rule adam_implicit_bias_evaluate:
     input:
-        runs=adam_plan.run_paths(ADAM),
+        runs=adam_plan.train_paths(ADAM),
         claims="workflow/papers/adam_implicit_bias/claims.yaml",
         code=code("adam_implicit_bias", "evaluate"),
     output:

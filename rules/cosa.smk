@@ -1,25 +1,12 @@
 # COSA: test-time adaptation of frozen forecasters (spec: shared/papers/cosa.md)
 # data sets -> frozen base per (data set, base, horizon, seed) -> TTA stream of every method -> table + claims -> figures
 # A seed is one unit of the pipeline: the generator's data (synthetic sets), the base's training, the adapters' init.
-COSA = PARAMS["cosa"]
-COSA_OUT = "results/cosa"
+from workflow.papers.cosa import plan as cosa_plan
+
+COSA_DATASETS = PARAMS["cosa"]["datasets"]
+COSA_OUT = cosa_plan.OUT
+COSA_WILDCARDS = dict(base="dlinear|mlp", H="[0-9]+")
 FIGURES["cosa"] = COSA_FIGURES = expand(f"{COSA_OUT}/figures/{{fig}}.png", fig=["table_rel_improvement", "gain_vs_horizon", "stream_mse", "gate"])
-COSA_CELLS = [(ds, base, h, s) for ds, d in COSA["datasets"].items() for base in d["bases"] for h in d["horizons"]
-              for s in d["seeds"]]
-# Figs. B/C follow the first ett_like cell at its longest horizon, first seed (the spec's headline setting).
-COSA_TRACE = next(f"{COSA_OUT}/tta/{ds}/{b}_H{h}_s{s}.npz"
-                  for ds, b, h, s in sorted(COSA_CELLS, key=lambda c: (c[0] != "ett_like", -c[2], c[1], c[3])))
-
-
-def cosa_raw(wildcards):
-    """Catalog file of a real data set; generators need none."""
-    source = COSA["datasets"][wildcards.dataset]["source"]
-    return [] if source.startswith("ett_like") else [f"data/raw/{source}.csv"]
-
-
-wildcard_constraints:
-    base="dlinear|mlp",
-    H="[0-9]+",
 
 
 rule cosa:
@@ -31,7 +18,7 @@ rule cosa:
 
 rule cosa_prepare:
     input:
-        raw=cosa_raw,
+        raw=lambda wildcards: cosa_plan.raw_files(COSA_DATASETS, wildcards.dataset),
         code=code("cosa", "prepare"),
     output:
         f"{COSA_OUT}/data/{{dataset}}_s{{seed}}.npz",
@@ -53,6 +40,8 @@ rule cosa_train_base:
     output:
         model=f"{COSA_OUT}/base/{{dataset}}/{{base}}_H{{H}}_s{{seed}}.pt",
         summary=f"{COSA_OUT}/base/{{dataset}}/{{base}}_H{{H}}_s{{seed}}.json",
+    wildcard_constraints:
+        **COSA_WILDCARDS,
     params:
         **reads("cosa.datasets.{dataset}.lookback", "cosa.base"),
     log:
@@ -74,6 +63,8 @@ rule cosa_tta:
     output:
         summary=f"{COSA_OUT}/tta/{{dataset}}/{{base}}_H{{H}}_s{{seed}}.json",
         traces=f"{COSA_OUT}/tta/{{dataset}}/{{base}}_H{{H}}_s{{seed}}.npz",
+    wildcard_constraints:
+        **COSA_WILDCARDS,
     params:
         **reads("cosa.datasets.{dataset}.lookback", "cosa.tta"),
     log:
@@ -89,8 +80,8 @@ rule cosa_tta:
 
 rule cosa_evaluate:
     input:
-        cells=[f"{COSA_OUT}/tta/{ds}/{b}_H{h}_s{s}.json" for ds, b, h, s in COSA_CELLS],
-        traces=COSA_TRACE,
+        cells=cosa_plan.tta_paths(COSA_DATASETS),
+        traces=cosa_plan.trace_path(COSA_DATASETS),  # the cell Figs. B/C follow
         claims="workflow/papers/cosa/claims.yaml",
         code=code("cosa", "evaluate"),
     output:
@@ -98,7 +89,7 @@ rule cosa_evaluate:
         stream=f"{COSA_OUT}/stream.csv",
         claims=f"{COSA_OUT}/claims.json",
     params:
-        **reads(),
+        **reads("cosa.datasets"),  # the plan: which cells exist
     log:
         **logs("cosa", "evaluate"),
     benchmark:
@@ -106,7 +97,7 @@ rule cosa_evaluate:
     threads: 1
     shell:
         step("papers.cosa.evaluate",
-             "{input.cells:q} --traces {input.traces:q} --table {output.table:q} --stream {output.stream:q} --claims {output.claims:q}")
+             "--table {output.table:q} --stream {output.stream:q} --claims {output.claims:q}")
 
 
 rule cosa_plot:

@@ -1,23 +1,14 @@
 # Rethinking Pareto frontier: optimal trade-offs in fair classification (spec: shared/papers/fairness_pareto.md)
-# raw Adult/COMPAS -> base MLP per (data set, seed) -> frontiers (cvxpy LPs) and intervention families per
-# (data set, seed, family) -> claims -> figures mirroring the paper's Figs. 2-4 and its table
+# raw Adult/COMPAS -> base MLP per (data set, seed) -> frontiers (cvxpy LPs) and the intervention families per
+# (data set, seed) -> claims -> figures mirroring the paper's Figs. 2-4 and its table
+from workflow.papers.fairness_pareto import plan as fp_plan
+
 FP = PARAMS["fairness_pareto"]
-FP_OUT = "results/fairness_pareto"
-FP_CELLS = [(ds, seed) for ds in FP["plan"]["datasets"] for seed in FP["plan"]["seeds"]]
-FP_FAMILIES = FP["interventions"]["families"]
+FP_OUT = fp_plan.OUT
+FP_CELL = fp_plan.cell_files("{dataset}", "{seed}")  # one (data set, seed) cell's files, as wildcard patterns
+FP_WILDCARDS = dict(dataset="|".join(FP["datasets"]), seed="[0-9]+")
 FIGURES["fairness_pareto"] = FP_FIGURES = expand(f"{FP_OUT}/figures/{{fig}}.png",
                                                  fig=["frontier_eod", "frontier_dp", "fairness_tradeoff", "table_eod_optimal"])
-
-
-def fp_raw(wildcards):
-    """Catalog files of a data set's source."""
-    source = FP["datasets"][wildcards.dataset]["source"]
-    names = ["adult_train", "adult_test"] if source == "adult" else [source]
-    return [f"data/raw/{n}.csv" for n in names]
-
-
-wildcard_constraints:
-    fp_family="|".join(["ours", "gstar", "eqodds", "dfr", "expgrad"]),  # global: a paper-prefixed name (hypergraph_sparsify has `family`)
 
 
 rule fairness_pareto:
@@ -29,12 +20,14 @@ rule fairness_pareto:
 
 rule fairness_pareto_train_base:
     input:
-        raw=fp_raw,
+        raw=lambda wildcards: fp_plan.raw_files(FP["datasets"][wildcards.dataset]["source"]),
         code=code("fairness_pareto", "train_base"),
     output:
-        features=f"{FP_OUT}/base/{{dataset}}_s{{seed}}.npz",
-        model=f"{FP_OUT}/base/{{dataset}}_s{{seed}}.pt",
-        summary=f"{FP_OUT}/base/{{dataset}}_s{{seed}}.json",
+        features=FP_CELL["features"],
+        model=FP_CELL["model"],
+        summary=FP_CELL["base"],
+    wildcard_constraints:
+        **FP_WILDCARDS,
     params:
         **reads("fairness_pareto.datasets.{dataset}", "fairness_pareto.base"),
     log:
@@ -49,14 +42,16 @@ rule fairness_pareto_train_base:
 
 rule fairness_pareto_frontiers:
     input:
-        features=f"{FP_OUT}/base/{{dataset}}_s{{seed}}.npz",
-        base=f"{FP_OUT}/base/{{dataset}}_s{{seed}}.json",
+        features=FP_CELL["features"],
+        base=FP_CELL["base"],
         code=code("fairness_pareto", "frontiers"),
     output:
-        frontiers=f"{FP_OUT}/frontiers/{{dataset}}_s{{seed}}.csv",
-        fairfair=f"{FP_OUT}/frontiers/{{dataset}}_s{{seed}}_fairfair.csv",
-        summary=f"{FP_OUT}/frontiers/{{dataset}}_s{{seed}}.json",
-        control=f"{FP_OUT}/frontiers/{{dataset}}_s{{seed}}_shuffled.csv",
+        frontiers=FP_CELL["frontiers"],
+        fairfair=FP_CELL["fairfair"],
+        summary=FP_CELL["summary"],
+        control=FP_CELL["control"],
+    wildcard_constraints:
+        **FP_WILDCARDS,
     params:
         **reads("fairness_pareto.frontiers"),
     log:
@@ -70,32 +65,34 @@ rule fairness_pareto_frontiers:
              "--summary {output.summary:q} --control {output.control:q}")
 
 
-rule fairness_pareto_interventions:
+rule fairness_pareto_interventions:  # one job per (data set, seed): every family in turn (each a few seconds)
     input:
-        features=f"{FP_OUT}/base/{{dataset}}_s{{seed}}.npz",
-        base=f"{FP_OUT}/base/{{dataset}}_s{{seed}}.json",
+        features=FP_CELL["features"],
+        base=FP_CELL["base"],
         code=code("fairness_pareto", "interventions"),
     output:
-        f"{FP_OUT}/points/{{dataset}}_s{{seed}}_{{fp_family}}.csv",
+        FP_CELL["points"],
+    wildcard_constraints:
+        **FP_WILDCARDS,
     params:
         **reads("fairness_pareto.interventions", "fairness_pareto.frontiers.roc_thresholds"),
     log:
-        **logs("fairness_pareto", "interventions", "{dataset}_s{seed}_{fp_family}"),
+        **logs("fairness_pareto", "interventions", "{dataset}_s{seed}"),
     benchmark:
-        bench("fairness_pareto", "interventions", "{dataset}_s{seed}_{fp_family}")
+        bench("fairness_pareto", "interventions", "{dataset}_s{seed}")
     threads: 1
     shell:
         step("papers.fairness_pareto.interventions",
-             "--features {input.features:q} --base {input.base:q} --family {wildcards.fp_family} --seed {wildcards.seed} --out {output:q}")
+             "--features {input.features:q} --base {input.base:q} --seed {wildcards.seed} --out {output:q}")
 
 
 rule fairness_pareto_evaluate:
     input:
-        frontiers=[f"{FP_OUT}/frontiers/{ds}_s{s}.csv" for ds, s in FP_CELLS],
-        fairfair=[f"{FP_OUT}/frontiers/{ds}_s{s}_fairfair.csv" for ds, s in FP_CELLS],
-        summaries=[f"{FP_OUT}/frontiers/{ds}_s{s}.json" for ds, s in FP_CELLS],
-        points=[f"{FP_OUT}/points/{ds}_s{s}_{fam}.csv" for ds, s in FP_CELLS for fam in FP_FAMILIES],
-        controls=[f"{FP_OUT}/frontiers/{ds}_s{s}_shuffled.csv" for ds, s in FP_CELLS],
+        frontiers=fp_plan.paths(FP["plan"], "frontiers"),
+        fairfair=fp_plan.paths(FP["plan"], "fairfair"),
+        summaries=fp_plan.paths(FP["plan"], "summary"),
+        points=fp_plan.paths(FP["plan"], "points"),
+        controls=fp_plan.paths(FP["plan"], "control"),
         claims="workflow/papers/fairness_pareto/claims.yaml",
         code=code("fairness_pareto", "evaluate"),
     output:
@@ -105,7 +102,7 @@ rule fairness_pareto_evaluate:
         cells=f"{FP_OUT}/cells.csv",
         claims=f"{FP_OUT}/claims.json",
     params:
-        **reads(),
+        **reads("fairness_pareto.plan"),  # the plan: which cells exist (the step finds their files through it)
     log:
         **logs("fairness_pareto", "evaluate"),
     benchmark:
@@ -113,8 +110,7 @@ rule fairness_pareto_evaluate:
     threads: 1
     shell:
         step("papers.fairness_pareto.evaluate",
-             "--frontiers {input.frontiers:q} --fairfair {input.fairfair:q} --summaries {input.summaries:q} --points {input.points:q} "
-             "--controls {input.controls:q} --out-frontiers {output.frontiers:q} --out-fairfair {output.fairfair:q} --out-points {output.points:q} "
+             "--out-frontiers {output.frontiers:q} --out-fairfair {output.fairfair:q} --out-points {output.points:q} "
              "--out-cells {output.cells:q} --claims {output.claims:q}")
 
 

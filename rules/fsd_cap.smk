@@ -2,22 +2,12 @@
 # (spec: shared/papers/fsd_cap.md). graphs (CSBM, heterophilous CSBM, kNN graph of real digits) ->
 # one job per (graph, seed): every planned method imputes, then GCN node classification (+ GAE link prediction)
 # -> claims (with their controls) -> figures
-from workflow.lib import mfeat  # the digits' view names and file paths
+from workflow.papers.fsd_cap import plan as fsd_plan
 
 FSD = PARAMS["fsd_cap"]
-FSD_OUT = "results/fsd_cap"
+FSD_OUT = fsd_plan.OUT
 FIGURES["fsd_cap"] = FSD_FIGURES = expand(f"{FSD_OUT}/figures/{{fig}}.png",
                                           fig=["table_main", "fig_a_missing_rate", "fig_b_link_auc", "fig_c_gamma"])
-# one job per (graph, seed): it runs every method of the plan blocks holding that seed (methods share their parts)
-FSD_RUNS = sorted({f"{FSD_OUT}/runs/{ds}/s{s}.json"
-                   for ds, blocks in FSD["plan"].items() for b in blocks.values() if b["methods"] for s in b["seeds"]})
-
-
-def fsd_raw(wildcards):
-    """Catalog files of a real data set (its two mfeat views); the generator needs none."""
-    d = FSD["datasets"][wildcards.dataset]
-    return [str(mfeat.raw_path(d[v])) for v in ("graph_view", "feature_view")] if d["source"] == "mfeat" else []
-
 
 
 rule fsd_cap:
@@ -29,7 +19,7 @@ rule fsd_cap:
 
 rule fsd_cap_data:
     input:
-        raw=fsd_raw,
+        raw=lambda wildcards: fsd_plan.raw_files(FSD["datasets"], wildcards.dataset),
         code=code("fsd_cap", "data"),
     output:
         f"{FSD_OUT}/data/{{dataset}}.npz",
@@ -65,7 +55,7 @@ rule fsd_cap_run:
 
 rule fsd_cap_evaluate:
     input:
-        runs=FSD_RUNS,
+        runs=fsd_plan.run_paths(FSD["plan"]),
         claims="workflow/papers/fsd_cap/claims.yaml",
         code=code("fsd_cap", "evaluate"),
     output:
@@ -73,7 +63,7 @@ rule fsd_cap_evaluate:
         main=f"{FSD_OUT}/main_table.csv",
         claims=f"{FSD_OUT}/claims.json",
     params:
-        **reads("fsd_cap.missing"),
+        **reads("fsd_cap.plan", "fsd_cap.missing"),  # the plan: which runs exist
     log:
         **logs("fsd_cap", "evaluate"),
     benchmark:
@@ -81,7 +71,7 @@ rule fsd_cap_evaluate:
     threads: 1
     shell:
         step("papers.fsd_cap.evaluate",
-             "{input.runs:q} --table {output.table:q} --main-table {output.main:q} --claims {output.claims:q}")
+             "--table {output.table:q} --main-table {output.main:q} --claims {output.claims:q}")
 
 
 rule fsd_cap_plot:

@@ -1,14 +1,12 @@
 # Streaming hypergraph sparsification (spec: shared/papers/hypergraph_sparsify.md)
 # one job per (family, seed): streams of every m -> every method -> scores; sliding window per (family, seed)
 # -> table + claims -> figures
+from workflow.papers.hypergraph_sparsify import plan as hsp_plan
+
 HSP = PARAMS["hypergraph_sparsify"]
-HSP_OUT = "results/hypergraph_sparsify"
+HSP_OUT = hsp_plan.OUT
+HSP_WILDCARDS = dict(family="[A-Za-z0-9]+")  # a key of hypergraph_sparsify.families
 FIGURES["hypergraph_sparsify"] = HSP_FIGURES = expand(f"{HSP_OUT}/figures/{{fig}}.png", fig=["figA_space_vs_m", "figB_error_vs_memory", "figC_sliding", "table_methods"])
-HSP_JOBS = [(fam, seed) for fam in HSP["plan"]["families"] for seed in HSP["plan"]["seeds"]]
-
-
-wildcard_constraints:
-    family="[A-Za-z0-9]+",
 
 
 rule hypergraph_sparsify:
@@ -24,6 +22,8 @@ rule hypergraph_sparsify_sparsify_eval:
     output:
         table=f"{HSP_OUT}/sparsify/{{family}}_s{{seed}}.csv",
         space=f"{HSP_OUT}/sparsify/{{family}}_s{{seed}}_space.csv",
+    wildcard_constraints:
+        **HSP_WILDCARDS,
     params:
         **reads("hypergraph_sparsify.data", "hypergraph_sparsify.families.{family}", "hypergraph_sparsify.sweep",
                 "hypergraph_sparsify.methods", "hypergraph_sparsify.eval"),
@@ -43,6 +43,8 @@ rule hypergraph_sparsify_sliding:
     output:
         queries=f"{HSP_OUT}/sliding/{{family}}_s{{seed}}.csv",
         memory=f"{HSP_OUT}/sliding/{{family}}_s{{seed}}_memory.csv",
+    wildcard_constraints:
+        **HSP_WILDCARDS,
     params:
         **reads("hypergraph_sparsify.data", "hypergraph_sparsify.families.{family}", "hypergraph_sparsify.sliding",
                 "hypergraph_sparsify.eval"),
@@ -58,10 +60,10 @@ rule hypergraph_sparsify_sliding:
 
 rule hypergraph_sparsify_evaluate:
     input:
-        runs=[f"{HSP_OUT}/sparsify/{fam}_s{seed}.csv" for fam, seed in HSP_JOBS],
-        space=[f"{HSP_OUT}/sparsify/{fam}_s{seed}_space.csv" for fam, seed in HSP_JOBS],
-        sliding=[f"{HSP_OUT}/sliding/{fam}_s{seed}.csv" for fam, seed in HSP_JOBS],
-        memory=[f"{HSP_OUT}/sliding/{fam}_s{seed}_memory.csv" for fam, seed in HSP_JOBS],
+        runs=hsp_plan.sweep_tables(HSP),
+        space=hsp_plan.space_logs(HSP),
+        sliding=hsp_plan.sliding_queries(HSP),
+        memory=hsp_plan.sliding_memory(HSP),
         claims="workflow/papers/hypergraph_sparsify/claims.yaml",
         code=code("hypergraph_sparsify", "evaluate"),
     output:
@@ -71,7 +73,7 @@ rule hypergraph_sparsify_evaluate:
         trace=f"{HSP_OUT}/sliding_memory.csv",
         claims=f"{HSP_OUT}/claims.json",
     params:
-        **reads("hypergraph_sparsify.sweep"),
+        **reads("hypergraph_sparsify"),  # the plan (which jobs exist) and the sweep's m_small, m_large
     log:
         **logs("hypergraph_sparsify", "evaluate"),
     benchmark:
@@ -79,7 +81,6 @@ rule hypergraph_sparsify_evaluate:
     threads: 1
     shell:
         step("papers.hypergraph_sparsify.evaluate",
-             "{input.runs:q} --space-logs {input.space:q} --sliding {input.sliding:q} --sliding-memory {input.memory:q} "
              "--table {output.table:q} --space {output.space:q} --sliding-table {output.sliding:q} "
              "--sliding-trace {output.trace:q} --claims {output.claims:q}")
 

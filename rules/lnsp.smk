@@ -1,16 +1,12 @@
 # L*_nsp: automata learning in the next-symbol-prediction setting (spec: shared/papers/lnsp.md)
 # exact-teacher runs per seed, with their controls (C1, C4) + Transformer teacher per (variant, seed, language)
-# -> extraction, classic L* and C5's control (C2, C3, C5) -> main table + claims -> figures
+# -> extraction, classic L* and C5's control per (variant, seed) (C2, C3, C5) -> main table + claims -> figures
+from workflow.papers.lnsp import plan as lnsp_plan
+
 LNSP = PARAMS["lnsp"]
-LNSP_OUT = "results/lnsp"
+LNSP_OUT = lnsp_plan.OUT
+LNSP_WILDCARDS = dict(variant="|".join(lnsp_plan.VARIANTS), lang="[a-z0-9_]+")
 FIGURES["lnsp"] = LNSP_FIGURES = expand(f"{LNSP_OUT}/figures/{{fig}}.png", fig=["table_main", "dyck_samples"])
-LNSP_TEACHERS = [(variant, seed, lang) for variant, langs in (("full", LNSP["teachers"]), ("weak", LNSP["weak_teachers"]))
-                 for seed in LNSP["variants"][variant]["seeds"] for lang in langs]
-
-
-wildcard_constraints:
-    variant="full|weak",
-    lang="[a-z0-9_]+",
 
 
 rule lnsp:
@@ -40,8 +36,9 @@ rule lnsp_train_teacher:
     input:
         code=code("lnsp", "train_teacher"),
     output:
-        model=f"{LNSP_OUT}/teachers/{{variant}}/s{{seed}}/{{lang}}.pt",
-        summary=f"{LNSP_OUT}/teachers/{{variant}}/s{{seed}}/{{lang}}.json",
+        **lnsp_plan.teacher_files("{variant}", "{seed}", "{lang}"),
+    wildcard_constraints:
+        **LNSP_WILDCARDS,
     params:
         **reads("lnsp.teacher", "lnsp.variants.{variant}"),
     log:
@@ -55,29 +52,29 @@ rule lnsp_train_teacher:
              "--out {output.model:q} --summary {output.summary:q}")
 
 
-rule lnsp_extract:
+rule lnsp_extract:  # one job per (variant, seed): every teacher's extraction in turn (a few seconds each)
     input:
-        model=f"{LNSP_OUT}/teachers/{{variant}}/s{{seed}}/{{lang}}.pt",
-        summary=f"{LNSP_OUT}/teachers/{{variant}}/s{{seed}}/{{lang}}.json",
+        teachers=lambda wildcards: lnsp_plan.extract_inputs(LNSP, wildcards.variant, wildcards.seed),
         code=code("lnsp", "extract"),
     output:
-        f"{LNSP_OUT}/extract/{{variant}}/s{{seed}}/{{lang}}.json",
+        lnsp_plan.extract_path("{variant}", "{seed}"),
+    wildcard_constraints:
+        **LNSP_WILDCARDS,
     params:
-        **reads("lnsp.extract", "lnsp.learners"),
+        **reads("lnsp.extract", "lnsp.learners", "lnsp.teachers", "lnsp.weak_teachers"),  # + the plan: which teachers
     log:
-        **logs("lnsp", "extract", "{variant}/s{seed}/{lang}"),
+        **logs("lnsp", "extract", "{variant}/s{seed}"),
     benchmark:
-        bench("lnsp", "extract", "{variant}/s{seed}/{lang}")
+        bench("lnsp", "extract", "{variant}/s{seed}")
     threads: 1
     shell:
-        step("papers.lnsp.extract",
-             "--teacher {input.model:q} --summary {input.summary:q} --seed {wildcards.seed} --out {output:q}")
+        step("papers.lnsp.extract", "--variant {wildcards.variant} --seed {wildcards.seed} --out {output:q}")
 
 
 rule lnsp_evaluate:
     input:
-        exact=expand(f"{LNSP_OUT}/exact/s{{seed}}.csv", seed=LNSP["seeds"]),
-        extract=[f"{LNSP_OUT}/extract/{v}/s{seed}/{lang}.json" for v, seed, lang in LNSP_TEACHERS],
+        exact=lnsp_plan.exact_paths(LNSP),
+        extract=lnsp_plan.extract_paths(LNSP),
         claims="workflow/papers/lnsp/claims.yaml",
         code=code("lnsp", "evaluate"),
     output:
@@ -87,7 +84,7 @@ rule lnsp_evaluate:
         mined=f"{LNSP_OUT}/mined_errors.csv",
         claims=f"{LNSP_OUT}/claims.json",
     params:
-        **reads(),
+        **reads("lnsp"),  # the plan: which runs exist (the step finds their files through it)
     log:
         **logs("lnsp", "evaluate"),
     benchmark:
@@ -95,7 +92,7 @@ rule lnsp_evaluate:
     threads: 1
     shell:
         step("papers.lnsp.evaluate",
-             "--exact {input.exact:q} --extract {input.extract:q} --table {output.table:q} --exact-table {output.exact:q} "
+             "--table {output.table:q} --exact-table {output.exact:q} "
              "--teachers {output.teachers:q} --mined {output.mined:q} --claims {output.claims:q}")
 
 

@@ -1,15 +1,9 @@
 # Learning on a Razor's Edge: polynomial neuromanifolds (spec: shared/papers/neuromanifolds.md)
-# ranks (E1, E2, E4) + fibers per sigma (E3; x^r is the control) + critical exposure per network kind (E5) + sparsity (E6)
-# -> evaluation + claims (each claim also judged on its control) -> figures
+# ranks (E1, E2, E4) + fibers for both sigmas (E3; x^r is the control) + critical exposure of both network kinds (E5)
+# + sparsity (E6) -> evaluation + claims (each claim also judged on its control) -> figures.
+# Seven jobs whatever the params: each experiment is one job (its architectures, data sets and seeds run inside it).
 NM_OUT = "results/neuromanifolds"
 FIGURES["neuromanifolds"] = NM_FIGURES = expand(f"{NM_OUT}/figures/{{fig}}.png", fig=["table_a_dimensions", "fig_b_spectra", "fig_c_critical_gradients"])
-NM_KINDS = ["mlp", "cnn"]
-NM_SIGMAS = ["generic", "monomial"]  # E3: generic sigma (C1f, C3f) and x^r (their control)
-
-
-wildcard_constraints:
-    kind="mlp|cnn",
-    sigma="generic|monomial",
 
 
 rule neuromanifolds:
@@ -38,36 +32,38 @@ rule neuromanifolds_ranks:
              "--dimensions {output.dimensions:q} --singular {output.singular:q} --spectra {output.spectra:q}")
 
 
-rule neuromanifolds_fibers:
+rule neuromanifolds_fibers:  # E3 for generic sigma (C1f, C3f) and for x^r (their control), one job
     input:
         code=code("neuromanifolds", "fibers"),
     output:
-        f"{NM_OUT}/fibers/{{sigma}}.csv",
+        generic=f"{NM_OUT}/fibers/generic.csv",
+        monomial=f"{NM_OUT}/fibers/monomial.csv",
     params:
         **reads("neuromanifolds.fibers"),
     log:
-        **logs("neuromanifolds", "fibers", "{sigma}"),
+        **logs("neuromanifolds", "fibers"),
     benchmark:
-        bench("neuromanifolds", "fibers", "{sigma}")
+        bench("neuromanifolds", "fibers")
     threads: 1
     shell:
-        step("papers.neuromanifolds.fibers", "{wildcards.sigma} --out {output:q}")
+        step("papers.neuromanifolds.fibers", "--generic {output.generic:q} --monomial {output.monomial:q}")
 
 
-rule neuromanifolds_critical:
+rule neuromanifolds_critical:  # E5 for the MLP and the CNN (each the other's control), one job
     input:
         code=code("neuromanifolds", "critical"),
     output:
-        f"{NM_OUT}/critical/{{kind}}.csv",
+        mlp=f"{NM_OUT}/critical/mlp.csv",
+        cnn=f"{NM_OUT}/critical/cnn.csv",
     params:
-        **reads("neuromanifolds.critical.data", "neuromanifolds.critical.{kind}"),
+        **reads("neuromanifolds.critical"),
     log:
-        **logs("neuromanifolds", "critical", "{kind}"),
+        **logs("neuromanifolds", "critical"),
     benchmark:
-        bench("neuromanifolds", "critical", "{kind}")
+        bench("neuromanifolds", "critical")
     threads: 1
     shell:
-        step("papers.neuromanifolds.critical", "{wildcards.kind} --out {output:q}")
+        step("papers.neuromanifolds.critical", "--mlp {output.mlp:q} --cnn {output.cnn:q}")
 
 
 rule neuromanifolds_sparsity:
@@ -93,7 +89,7 @@ rule neuromanifolds_evaluate:
         spectra=f"{NM_OUT}/ranks/spectra.npz",
         fibers=f"{NM_OUT}/fibers/generic.csv",
         fibers_control=f"{NM_OUT}/fibers/monomial.csv",
-        critical=expand(f"{NM_OUT}/critical/{{kind}}.csv", kind=NM_KINDS),
+        critical=[f"{NM_OUT}/critical/mlp.csv", f"{NM_OUT}/critical/cnn.csv"],
         sparsity=f"{NM_OUT}/sparsity/sparsity.csv",
         claims="workflow/papers/neuromanifolds/claims.yaml",
         code=code("neuromanifolds", "evaluate"),

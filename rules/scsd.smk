@@ -1,34 +1,19 @@
 # SCSD: incomplete multi-view multi-label classification, shared codebook + fused-teacher self-distillation
-# (spec: shared/papers/scsd.md). data set -> one run per (data set, missing-view rate, method, fold) -> claims -> figures
-from workflow.lib import mfeat  # the digits' view names and file paths
+# (spec: shared/papers/scsd.md). data set -> one job per cell (data set, missing-view rate, fold) running the cell's
+# methods (workflow/papers/scsd/plan.py) -> claims -> figures
+from workflow.papers.scsd import plan as scsd_plan
 
 SCSD = PARAMS["scsd"]
-SCSD_OUT = "results/scsd"
+SCSD_OUT = scsd_plan.OUT
+SCSD_WILDCARDS = dict(rv="[0-9.]+")  # a missing-view rate
 FIGURES["scsd"] = SCSD_FIGURES = expand(f"{SCSD_OUT}/figures/{{fig}}.png",
                                         fig=["main_table", "ablations", "ap_vs_missing_views", "view_weights", "label_graphs"])
 
 
-def scsd_runs():
-    """Every run file: the main grid (each data set at its own r_V) and the r_V sweep (duplicates merged)."""
-    plan = SCSD["plan"]
-    runs = {(ds, SCSD["datasets"][ds]["missing_view"], m, s)
-            for ds in plan["datasets"] for m in plan["methods"][ds] for s in plan["seeds"]}
-    sweep = plan["sweep"]
-    runs |= {(sweep["dataset"], rv, m, s) for rv in sweep["missing_view"] for m in sweep["methods"] for s in sweep["seeds"]}
-    return [f"{SCSD_OUT}/runs/{ds}/rv{rv}/{m}_s{s}.json" for ds, rv, m, s in sorted(runs)]
-
-
-def scsd_raw(wildcards):
-    """Catalog files of a real data set; the generator needs none."""
-    source = SCSD["datasets"][wildcards.dataset]["source"]
-    if source == "mfeat":
-        return [str(mfeat.raw_path(v)) for v in mfeat.VIEWS]
-    return [] if source == "synth" else [f"data/raw/{source}.csv"]
-
-
-wildcard_constraints:
-    rv="[0-9.]+",
-    method="[a-z_]+",
+def scsd_cell_methods(wildcards):
+    """The methods the plan runs in this cell, comma-separated (a cell runs at most every method once)."""
+    return ",".join(scsd_plan.cell_methods(SCSD["plan"], SCSD["datasets"], wildcards.dataset, float(wildcards.rv),
+                                           int(wildcards.seed)))
 
 
 rule scsd:
@@ -40,7 +25,7 @@ rule scsd:
 
 rule scsd_prepare:
     input:
-        raw=scsd_raw,
+        raw=lambda wildcards: scsd_plan.raw_files(SCSD["datasets"], wildcards.dataset),
         code=code("scsd", "prepare"),
     output:
         f"{SCSD_OUT}/data/{{dataset}}.npz",
@@ -55,27 +40,32 @@ rule scsd_prepare:
         step("papers.scsd.prepare", "--raw {input.raw:q} --out {output:q}")
 
 
+# one job per cell (data set, r_V, fold): every method the plan runs there, each seeded as if alone
 rule scsd_train:
     input:
         data=f"{SCSD_OUT}/data/{{dataset}}.npz",
         code=code("scsd", "train"),
     output:
-        f"{SCSD_OUT}/runs/{{dataset}}/rv{{rv}}/{{method}}_s{{seed}}.json",
+        f"{SCSD_OUT}/runs/{{dataset}}/rv{{rv}}/s{{seed}}.json",
+    wildcard_constraints:
+        **SCSD_WILDCARDS,
     params:
         **reads("scsd.datasets.{dataset}", "scsd.run"),
+        methods=scsd_cell_methods,  # at most the 9 methods of models.METHODS, whatever the number of cells
     log:
-        **logs("scsd", "train", "{dataset}/rv{rv}/{method}_s{seed}"),
+        **logs("scsd", "train", "{dataset}/rv{rv}/s{seed}"),
     benchmark:
-        bench("scsd", "train", "{dataset}/rv{rv}/{method}_s{seed}")
+        bench("scsd", "train", "{dataset}/rv{rv}/s{seed}")
     threads: 1
     shell:
         step("papers.scsd.train",
-             "--data {input.data:q} --method {wildcards.method} --missing-view {wildcards.rv} --seed {wildcards.seed} --out {output:q}")
+             "--data {input.data:q} --methods {params.methods} --missing-view {wildcards.rv} --seed {wildcards.seed} "
+             "--out {output:q}")
 
 
 rule scsd_evaluate:
     input:
-        runs=scsd_runs(),
+        runs=scsd_plan.cell_paths(SCSD["plan"], SCSD["datasets"]),
         claims="workflow/papers/scsd/claims.yaml",
         code=code("scsd", "evaluate"),
     output:
@@ -83,7 +73,7 @@ rule scsd_evaluate:
         weights=f"{SCSD_OUT}/view_weights.csv",
         claims=f"{SCSD_OUT}/claims.json",
     params:
-        **reads("scsd.plan", "scsd.datasets"),
+        **reads("scsd.plan", "scsd.datasets"),  # the plan: which cells exist
     log:
         **logs("scsd", "evaluate"),
     benchmark:
@@ -91,14 +81,14 @@ rule scsd_evaluate:
     threads: 1
     shell:
         step("papers.scsd.evaluate",
-             "{input.runs:q} --table {output.table:q} --weights {output.weights:q} --claims {output.claims:q}")
+             "--table {output.table:q} --weights {output.weights:q} --claims {output.claims:q}")
 
 
 rule scsd_plot:
     input:
         table=f"{SCSD_OUT}/metrics.csv",
         weights=f"{SCSD_OUT}/view_weights.csv",
-        graphs=f"{SCSD_OUT}/runs/{SCSD['plan']['datasets'][0]}/rv{SCSD['datasets'][SCSD['plan']['datasets'][0]]['missing_view']}/scsd_s{SCSD['plan']['seeds'][0]}.json",
+        graphs=scsd_plan.graphs_cell(SCSD["plan"], SCSD["datasets"]),
         code=code("scsd", "plot"),
     output:
         main_table=f"{SCSD_OUT}/main_table.csv",

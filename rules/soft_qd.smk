@@ -1,26 +1,16 @@
 # Soft QD / SQUAD (spec: shared/papers/soft_qd.md)
-# evaluation archives per m -> runs (benchmark x m x method x seed, equal evaluation budget) + the control (SQUAD
-# without repulsion) + sigma sweep with its control (per seed) + Soft QD property checks -> metrics + claims -> figures.
+# evaluation archives -> runs (one job per benchmark x m x seed runs every method, and the control (SQUAD without
+# repulsion) where planned, at an equal evaluation budget) + sigma sweep with its control + Soft QD property checks
+# -> metrics + claims -> figures. The job lists come from workflow/papers/soft_qd/plan.py.
 # `snakemake soft_qd_tune` (not part of `soft_qd`): the methods' knob grids at this budget on the tuning seed.
+from workflow.papers.soft_qd import plan as sqd_plan
+
 SQD = PARAMS["soft_qd"]
-SQD_OUT = "results/soft_qd"
+SQD_OUT = sqd_plan.OUT
+SQD_WILDCARDS = dict(sqd_bench="|".join(sqd_plan.BENCHMARKS), sqd_method="squad|cma_mae|cma_maega|map_elites",
+                     sqd_m="[0-9]+")
 FIGURES["soft_qd"] = SQD_FIGURES = expand(f"{SQD_OUT}/figures/{{fig}}.png",
                                           fig=["fig_a_scalability", "fig_b_sigma_sweep", "fig_c_archives_m2", "fig_d_soft_qd_limit", "table_metrics"])
-SQD_RUNS = [f"{SQD_OUT}/runs/{bench}/m{m}/{method}_s{seed}.npz"
-            for bench, b in SQD["benchmarks"].items() for m in b["ms"] for method in SQD["methods"]
-            for seed in b.get("seeds", SQD["seeds"])]
-SQD_CONTROL_RUNS = [f"{SQD_OUT}/runs/{SQD['control']['benchmark']}/m{m}/squad_norep_s{seed}.npz"
-                    for m in SQD["control"]["ms"] for seed in SQD["seeds"]]
-SQD_HEATMAP = [f"{SQD_OUT}/runs/rastrigin/m{SQD['heatmap']['m']}/{method}_s{SQD['heatmap']['seed']}.npz"
-               for method in SQD["methods"]]
-SQD_MS = sorted({m for b in SQD["benchmarks"].values() for m in b["ms"]} | {SQD["sweep"]["m"], SQD["heatmap"]["m"]})
-SQD_TUNE = expand(f"{SQD_OUT}/tuning/{{method}}_m{{m}}.csv", method=SQD["tuning"]["grid"], m=SQD["tuning"]["ms"])
-
-
-wildcard_constraints:
-    sqd_bench="rastrigin|sphere",
-    sqd_method="squad|cma_mae|cma_maega|map_elites",
-    sqd_m="[0-9]+",
 
 
 rule soft_qd:
@@ -35,67 +25,55 @@ rule soft_qd_tune:
         f"{SQD_OUT}/tuning/winners.csv",
 
 
-rule soft_qd_centroids:
+rule soft_qd_centroids:  # every evaluation archive in one job (a handful of m's; ribs is loaded once)
     input:
         code=code("soft_qd", "centroids"),
     output:
-        f"{SQD_OUT}/archives/m{{sqd_m}}.npz",
+        [sqd_plan.archive_path(m) for m in sqd_plan.archive_ms(SQD)],
     params:
         **reads("soft_qd.evaluation.cells", "soft_qd.evaluation.samples", "soft_qd.evaluation.archive_seed"),
     log:
-        **logs("soft_qd", "centroids", "m{sqd_m}"),
+        **logs("soft_qd", "centroids"),
     benchmark:
-        bench("soft_qd", "centroids", "m{sqd_m}")
+        bench("soft_qd", "centroids")
     threads: 1
     shell:
-        step("papers.soft_qd.centroids", "--m {wildcards.sqd_m} --out {output:q}")
+        step("papers.soft_qd.centroids", "--out {output:q}")
 
 
-rule soft_qd_run:
+rule soft_qd_run:  # every method planned at this benchmark x m x seed, one after the other (each from this seed)
     input:
         code=code("soft_qd", "run"),
     output:
-        f"{SQD_OUT}/runs/{{sqd_bench}}/m{{sqd_m}}/{{sqd_method}}_s{{seed}}.npz",
+        sqd_plan.job_path("{sqd_bench}", "{sqd_m}", "{seed}"),
+    wildcard_constraints:
+        **SQD_WILDCARDS,
     params:
-        **reads("soft_qd.budget", "soft_qd.benchmarks.{sqd_bench}.D", "soft_qd.ribs", "soft_qd.{sqd_method}"),
+        **reads("soft_qd.budget", "soft_qd.benchmarks.{sqd_bench}.D", "soft_qd.squad", "soft_qd.ribs"),
+        methods=lambda w: ",".join(sqd_plan.job_methods(SQD, w.sqd_bench, int(w.sqd_m), int(w.seed))),
     log:
-        **logs("soft_qd", "run", "{sqd_bench}/m{sqd_m}/{sqd_method}_s{seed}"),
+        **logs("soft_qd", "run", "{sqd_bench}/m{sqd_m}/s{seed}"),
     benchmark:
-        bench("soft_qd", "run", "{sqd_bench}/m{sqd_m}/{sqd_method}_s{seed}")
+        bench("soft_qd", "run", "{sqd_bench}/m{sqd_m}/s{seed}")
     threads: 1
     shell:
         step("papers.soft_qd.run",
-             "--benchmark {wildcards.sqd_bench} --method {wildcards.sqd_method} --m {wildcards.sqd_m} "
-             "--seed {wildcards.seed} --out {output:q}")
-
-
-rule soft_qd_control:  # SQUAD with the repulsion term removed: the negative control of claims C1 and C2
-    input:
-        code=code("soft_qd", "run"),
-    output:
-        f"{SQD_OUT}/runs/{{sqd_bench}}/m{{sqd_m}}/squad_norep_s{{seed}}.npz",
-    params:
-        **reads("soft_qd.budget", "soft_qd.benchmarks.{sqd_bench}.D", "soft_qd.squad"),
-    log:
-        **logs("soft_qd", "run", "{sqd_bench}/m{sqd_m}/squad_norep_s{seed}"),
-    benchmark:
-        bench("soft_qd", "run", "{sqd_bench}/m{sqd_m}/squad_norep_s{seed}")
-    threads: 1
-    shell:
-        step("papers.soft_qd.run",
-             "--benchmark {wildcards.sqd_bench} --method squad_norep --m {wildcards.sqd_m} "
-             "--seed {wildcards.seed} --out {output:q}")
+             "--benchmark {wildcards.sqd_bench} --m {wildcards.sqd_m} --seed {wildcards.seed} "
+             "--methods {params.methods} --out {output:q}")
 
 
 rule soft_qd_tune_grid:  # one method's knob grid at one m on the tuning seed (not part of `soft_qd`)
     input:
-        centroids=f"{SQD_OUT}/archives/m{{sqd_m}}.npz",
+        centroids=sqd_plan.archive_path("{sqd_m}"),
         code=code("soft_qd", "tune"),
     output:
-        f"{SQD_OUT}/tuning/{{sqd_method}}_m{{sqd_m}}.csv",
+        sqd_plan.tuning_path("{sqd_method}", "{sqd_m}"),
+    wildcard_constraints:
+        **SQD_WILDCARDS,
     params:
-        **reads("soft_qd.tuning", "soft_qd.budget", "soft_qd.benchmarks.rastrigin.D", "soft_qd.ribs",
-                "soft_qd.squad.batch_size", "soft_qd.squad.K"),
+        **reads("soft_qd.tuning", "soft_qd.budget", "soft_qd.benchmarks.rastrigin.D", "soft_qd.ribs.cells",
+                "soft_qd.ribs.n_emitters", "soft_qd.ribs.batch_per_emitter", "soft_qd.squad.batch_size",
+                "soft_qd.squad.K"),
     log:
         **logs("soft_qd", "tune", "{sqd_method}_m{sqd_m}"),
     benchmark:
@@ -108,36 +86,36 @@ rule soft_qd_tune_grid:  # one method's knob grid at one m on the tuning seed (n
 
 rule soft_qd_tune_winners:
     input:
-        grids=SQD_TUNE,
+        grids=sqd_plan.tuning_paths(SQD),
         code=code("soft_qd", "tune_winners"),
     output:
         f"{SQD_OUT}/tuning/winners.csv",
     params:
-        **reads("soft_qd"),
+        **reads("soft_qd"),  # the grids of the plan, and the values params.yaml uses
     log:
         **logs("soft_qd", "tune_winners"),
     benchmark:
         bench("soft_qd", "tune_winners")
     threads: 1
     shell:
-        step("papers.soft_qd.tune_winners", "--grids {input.grids:q} --out {output:q}")
+        step("papers.soft_qd.tune_winners", "--out {output:q}")
 
 
-rule soft_qd_sweep:
+rule soft_qd_sweep:  # every seed of the sigma sweep in one job (each run is seconds)
     input:
-        centroids=f"{SQD_OUT}/archives/m{SQD['sweep']['m']}.npz",
+        centroids=sqd_plan.archive_path(SQD["sweep"]["m"]),
         code=code("soft_qd", "sweep"),
     output:
-        f"{SQD_OUT}/sweep/s{{seed}}.csv",
+        f"{SQD_OUT}/sweep.csv",
     params:
         **reads("soft_qd.sweep", "soft_qd.squad"),
     log:
-        **logs("soft_qd", "sweep", "s{seed}"),
+        **logs("soft_qd", "sweep"),
     benchmark:
-        bench("soft_qd", "sweep", "s{seed}")
+        bench("soft_qd", "sweep")
     threads: 1
     shell:
-        step("papers.soft_qd.sweep", "--seed {wildcards.seed} --centroids {input.centroids:q} --out {output:q}")
+        step("papers.soft_qd.sweep", "--centroids {input.centroids:q} --out {output:q}")
 
 
 rule soft_qd_theory:
@@ -159,9 +137,9 @@ rule soft_qd_theory:
 
 rule soft_qd_evaluate:
     input:
-        runs=SQD_RUNS + SQD_CONTROL_RUNS + [r for r in SQD_HEATMAP if r not in SQD_RUNS],
-        centroids=expand(f"{SQD_OUT}/archives/m{{m}}.npz", m=SQD_MS),
-        sweep=expand(f"{SQD_OUT}/sweep/s{{seed}}.csv", seed=SQD["sweep"]["seeds"]),
+        runs=sqd_plan.job_paths(SQD),
+        centroids=[sqd_plan.archive_path(m) for m in sqd_plan.run_ms(SQD)],
+        sweep=f"{SQD_OUT}/sweep.csv",
         trials=f"{SQD_OUT}/theory/trials.csv",
         limit=f"{SQD_OUT}/theory/limit.csv",
         claims="workflow/papers/soft_qd/claims.yaml",
@@ -169,10 +147,9 @@ rule soft_qd_evaluate:
     output:
         metrics=f"{SQD_OUT}/metrics.csv",
         summary=f"{SQD_OUT}/summary.csv",
-        sweep=f"{SQD_OUT}/sweep.csv",
         claims=f"{SQD_OUT}/claims.json",
     params:
-        **reads("soft_qd.evaluation.vendi_max_n"),
+        **reads(*[f"soft_qd.{name}" for name in sqd_plan.RUN_SECTIONS], "soft_qd.evaluation.vendi_max_n"),
     log:
         **logs("soft_qd", "evaluate"),
     benchmark:
@@ -180,9 +157,8 @@ rule soft_qd_evaluate:
     threads: 1
     shell:
         step("papers.soft_qd.evaluate",
-             "--runs {input.runs:q} --centroids {input.centroids:q} --sweep {input.sweep:q} --trials {input.trials:q} "
-             "--limit {input.limit:q} --metrics {output.metrics:q} --summary {output.summary:q} "
-             "--sweep-table {output.sweep:q} --claims {output.claims:q}")
+             "--sweep {input.sweep:q} --trials {input.trials:q} --limit {input.limit:q} "
+             "--metrics {output.metrics:q} --summary {output.summary:q} --claims {output.claims:q}")
 
 
 rule soft_qd_plot:
@@ -191,8 +167,8 @@ rule soft_qd_plot:
         summary=f"{SQD_OUT}/summary.csv",
         sweep=f"{SQD_OUT}/sweep.csv",
         limit=f"{SQD_OUT}/theory/limit.csv",
-        archives=SQD_HEATMAP,
-        centroids=f"{SQD_OUT}/archives/m{SQD['heatmap']['m']}.npz",
+        archives=sqd_plan.heatmap_path(SQD),
+        centroids=sqd_plan.archive_path(SQD["heatmap"]["m"]),
         code=code("soft_qd", "plot"),
     output:
         SQD_FIGURES,

@@ -1,21 +1,11 @@
 # STBP: continual spatio-temporal forecasting with a frozen backbone + scalable pattern bank (spec: shared/papers/stbp.md)
 # yearly tasks per data set -> each (method, seed) run through every year in order -> tables + claims -> figures
-STBP = PARAMS["stbp"]
-STBP_OUT = "results/stbp"
+from workflow.papers.stbp import plan as stbp_plan
+
+STBP_PLAN = PARAMS["stbp"]["plan"]
+STBP_OUT = stbp_plan.OUT
+STBP_WILDCARDS = dict(stbp_method="[a-z_]+")
 FIGURES["stbp"] = STBP_FIGURES = expand(f"{STBP_OUT}/figures/{{fig}}.png", fig=["table_main", "fig_a_mae_per_year", "fig_b_cost", "fig_c_nodes"])
-STBP_RUNS = [f"{STBP_OUT}/runs/{ds}/{m}_s{s}.json"
-             for ds, plan in STBP["plan"].items()
-             for group in ("main", "ablations")
-             for m in plan[group]["methods"] for s in plan[group]["seeds"]]
-
-
-wildcard_constraints:
-    stbp_method="[a-z_]+",
-
-
-def stbp_raw(wildcards):
-    """The catalog file of a real data set; the generator needs none."""
-    return [] if wildcards.dataset == "stream" else [f"data/raw/{wildcards.dataset}.csv"]
 
 
 rule stbp:
@@ -27,7 +17,7 @@ rule stbp:
 
 rule stbp_data:
     input:
-        raw=stbp_raw,
+        raw=lambda wildcards: stbp_plan.raw_files(wildcards.dataset),
         code=code("stbp", "data"),
     output:
         f"{STBP_OUT}/data/{{dataset}}.npz",
@@ -48,6 +38,8 @@ rule stbp_train:
         code=code("stbp", "train"),
     output:
         f"{STBP_OUT}/runs/{{dataset}}/{{stbp_method}}_s{{seed}}.json",
+    wildcard_constraints:
+        **STBP_WILDCARDS,
     params:
         **reads("stbp.windows", "stbp.model", "stbp.train.{dataset}"),
     log:
@@ -61,7 +53,7 @@ rule stbp_train:
 
 rule stbp_evaluate:
     input:
-        runs=STBP_RUNS,
+        runs=stbp_plan.run_paths(STBP_PLAN),
         claims="workflow/papers/stbp/claims.yaml",
         code=code("stbp", "evaluate"),
     output:
@@ -70,7 +62,7 @@ rule stbp_evaluate:
         backward=f"{STBP_OUT}/backward.csv",
         claims=f"{STBP_OUT}/claims.json",
     params:
-        **reads(),
+        **reads("stbp.plan"),  # the plan: which runs exist
     log:
         **logs("stbp", "evaluate"),
     benchmark:
@@ -78,7 +70,7 @@ rule stbp_evaluate:
     threads: 1
     shell:
         step("papers.stbp.evaluate",
-             "{input.runs:q} --years {output.years:q} --table {output.table:q} --backward {output.backward:q} --claims {output.claims:q}")
+             "--years {output.years:q} --table {output.table:q} --backward {output.backward:q} --claims {output.claims:q}")
 
 
 rule stbp_plot:

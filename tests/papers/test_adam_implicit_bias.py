@@ -1,4 +1,4 @@
-"""Tests for workflow/papers/adam_implicit_bias/methods.py (fast: a few seconds in total).
+"""Tests for workflow/papers/adam_implicit_bias/methods.py and references.py (fast: a few seconds in total).
 
 Reference answers come from hand calculations, from scipy SLSQP / brute-force sampling, from
 KKT conditions, or from a naive textbook implementation of the optimizers written below.
@@ -13,6 +13,7 @@ from scipy.optimize import linprog, minimize
 from scipy.special import expit
 
 from workflow.papers.adam_implicit_bias import methods as M
+from workflow.papers.adam_implicit_bias import references as R
 
 GR_SEED = 5  # make_gr needs ~200 rejection tries for this seed (< 1 s)
 GAUSS_SEED = 4  # its Mahalanobis direction differs clearly from both w_2 and w_inf
@@ -20,13 +21,13 @@ GAUSS_SEED = 4  # its Mahalanobis direction differs clearly from both w_2 and w_
 
 @pytest.fixture(scope="module")
 def gr():
-    X, y, info = M.make_gr(np.random.default_rng(GR_SEED))
+    X, y, info = R.make_gr(np.random.default_rng(GR_SEED))
     return X, y, info
 
 
 @pytest.fixture(scope="module")
 def gauss():
-    X, y, info = M.make_gauss(np.random.default_rng(GAUSS_SEED))
+    X, y, info = R.make_gauss(np.random.default_rng(GAUSS_SEED))
     return X, y, info
 
 
@@ -99,20 +100,20 @@ def naive_proxy(X, y, steps, eta0=0.1):
 
 def test_max_margin_single_point_by_hand():
     X, y = np.array([[2.0, 1.0]]), np.array([1.0])
-    r2 = M.l2_max_margin(X, y)
+    r2 = R.l2_max_margin(X, y)
     np.testing.assert_allclose(r2["w"], np.array([2.0, 1.0]) / math.sqrt(5), atol=1e-7)
     assert r2["gamma"] == pytest.approx(math.sqrt(5), rel=1e-7)
-    ri = M.linf_max_margin(X, y)
+    ri = R.linf_max_margin(X, y)
     np.testing.assert_allclose(ri["w"], [1.0, 1.0], atol=1e-9)
     assert ri["gamma"] == pytest.approx(3.0, rel=1e-9)
     # the label flips the sign of the problem: same answer for (-x, -1)
-    np.testing.assert_allclose(M.l2_max_margin(-X, -y)["w"], r2["w"], atol=1e-7)
+    np.testing.assert_allclose(R.l2_max_margin(-X, -y)["w"], r2["w"], atol=1e-7)
 
 
 def test_max_margin_symmetric_pair_by_hand():
     # a_1 = (1, 1), a_2 = (1, -1): both max-margin problems are solved by w = (1, 0), margin 1
     X, y = np.array([[1.0, 1.0], [-1.0, 1.0]]), np.array([1.0, -1.0])
-    r2, ri = M.l2_max_margin(X, y), M.linf_max_margin(X, y)
+    r2, ri = R.l2_max_margin(X, y), R.linf_max_margin(X, y)
     np.testing.assert_allclose(r2["w"], [1.0, 0.0], atol=1e-7)
     np.testing.assert_allclose(ri["w"], [1.0, 0.0], atol=1e-9)
     assert r2["gamma"] == pytest.approx(1.0, rel=1e-7)
@@ -124,14 +125,14 @@ def test_max_margin_symmetric_pair_by_hand():
 def test_l2_max_margin_matches_slsqp(gauss):
     X, y, _ = gauss
     A = y[:, None] * X
-    ri = M.linf_max_margin(X, y)
+    ri = R.linf_max_margin(X, y)
     w0 = ri["w"] / ri["gamma"]  # feasible start: margins >= 1
     res = minimize(lambda w: w @ w, w0, jac=lambda w: 2 * w, method="SLSQP",
                    constraints=[{"type": "ineq", "fun": lambda w: A @ w - 1, "jac": lambda w: A}],
                    options={"ftol": 1e-14, "maxiter": 500})
     assert res.success
     ref = res.x / np.linalg.norm(res.x)
-    r2 = M.l2_max_margin(X, y)
+    r2 = R.l2_max_margin(X, y)
     assert np.linalg.norm(r2["w"]) == pytest.approx(1.0, abs=1e-12)
     assert M.cosine(r2["w"], ref) > 1 - 1e-9
     assert r2["gamma"] == pytest.approx(1 / np.linalg.norm(res.x), rel=1e-6)
@@ -140,7 +141,7 @@ def test_l2_max_margin_matches_slsqp(gauss):
 def test_max_margins_dominate_random_directions(gauss):
     X, y, _ = gauss
     A = y[:, None] * X
-    r2, ri = M.l2_max_margin(X, y), M.linf_max_margin(X, y)
+    r2, ri = R.l2_max_margin(X, y), R.linf_max_margin(X, y)
     assert np.max(np.abs(ri["w"])) == pytest.approx(1.0, abs=1e-12)
     W = np.random.default_rng(0).standard_normal((20000, X.shape[1]))
     mins = (W @ A.T).min(axis=1)
@@ -181,11 +182,11 @@ def test_make_gr_rejection_rules_and_determinism(gr):
     c = np.abs(X)
     np.testing.assert_allclose(c, c[:, :1] * np.ones((1, 4)))          # |x_ik| = c_i for all k
     assert np.all((c[:, 0] >= 0.5) & (c[:, 0] <= 2.0))
-    r2, ri = M.l2_max_margin(X, y), M.linf_max_margin(X, y)
+    r2, ri = R.l2_max_margin(X, y), R.linf_max_margin(X, y)
     assert ri["gamma"] > 1e-3
     assert M.margin_ratios(r2["w"], X, y, r2["gamma"], ri["gamma"])["rinf"] < 0.85
     assert M.margin_ratios(ri["w"], X, y, r2["gamma"], ri["gamma"])["r2"] < 0.85
-    X2, y2, info2 = M.make_gr(np.random.default_rng(GR_SEED))
+    X2, y2, info2 = R.make_gr(np.random.default_rng(GR_SEED))
     np.testing.assert_array_equal(X, X2)
     np.testing.assert_array_equal(y, y2)
     assert info["tries"] == info2["tries"] >= 1
@@ -193,7 +194,7 @@ def test_make_gr_rejection_rules_and_determinism(gr):
 
 def test_make_gr_gives_up():
     with pytest.raises(RuntimeError):
-        M.make_gr(np.random.default_rng(0), max_tries=3)  # seed 0 needs > 1000 tries
+        R.make_gr(np.random.default_rng(0), max_tries=3)  # seed 0 needs > 1000 tries
 
 
 def test_make_gauss_balanced_separable_deterministic(gauss):
@@ -203,13 +204,13 @@ def test_make_gauss_balanced_separable_deterministic(gauss):
     res = linprog(np.zeros(4), A_ub=-(y[:, None] * X), b_ub=-np.ones(10),
                   bounds=[(None, None)] * 4, method="highs")
     assert res.status == 0
-    X2, y2, _ = M.make_gauss(np.random.default_rng(GAUSS_SEED))
+    X2, y2, _ = R.make_gauss(np.random.default_rng(GAUSS_SEED))
     np.testing.assert_array_equal(X, X2)
     np.testing.assert_array_equal(y, y2)
-    X3, _, _ = M.make_gauss(np.random.default_rng(GAUSS_SEED + 1))
+    X3, _, _ = R.make_gauss(np.random.default_rng(GAUSS_SEED + 1))
     assert not np.array_equal(X, X3)
     # within a class the shift 0.8 y mu is constant: per-coordinate spread is diag(3, 1, 0.5, 0.2)
-    Xb, yb, _ = M.make_gauss(np.random.default_rng(0), n=2000)
+    Xb, yb, _ = R.make_gauss(np.random.default_rng(0), n=2000)
     for cls in (-1.0, 1.0):
         np.testing.assert_allclose(Xb[yb == cls].std(axis=0), [3.0, 1.0, 0.5, 0.2], rtol=0.1)
 
@@ -285,7 +286,7 @@ def test_bad_arguments(gr):
 
 def _huge_margin_start(X, y, margin=1000.0):
     """w0 on the l2 max-margin direction with minimum margin `margin` (all l'(z) underflow)."""
-    r2 = M.l2_max_margin(X, y)
+    r2 = R.l2_max_margin(X, y)
     return margin / r2["gamma"] * r2["w"]
 
 
@@ -369,14 +370,14 @@ def _check_fixed_point(X, y, fp, tol=2e-6):
 
 def test_fixed_point_on_gr_data(gr):
     X, y, _ = gr
-    fp = M.mahalanobis_fixed_point(X, y)
+    fp = R.mahalanobis_fixed_point(X, y)
     p = fp["p"]
     assert fp["converged"] and 1 <= fp["iterations"] < 500
     assert np.all(p >= 0) and p.sum() == pytest.approx(1.0, abs=1e-12)
     assert fp["residual"] < 1e-6
     _check_fixed_point(X, y, fp)
     # GR data: P_k = sqrt(sum_i p_i^2 c_i^2) is the same for every k, so the fixed point is l2
-    assert M.cosine(fp["w"], M.l2_max_margin(X, y)["w"]) > 1 - 1e-9
+    assert M.cosine(fp["w"], R.l2_max_margin(X, y)["w"]) > 1 - 1e-9
 
 
 def test_fixed_point_pure_rademacher_equals_l2():
@@ -384,21 +385,21 @@ def test_fixed_point_pure_rademacher_equals_l2():
     while True:  # independent little generator: c_i = 1, separable with a clear margin
         X = rng.choice([-1.0, 1.0], size=(8, 5))
         y = np.sign(X @ rng.standard_normal(5))
-        if np.all(y != 0) and abs(y.sum()) < 8 and M.linf_max_margin(X, y)["gamma"] > 0.1:
+        if np.all(y != 0) and abs(y.sum()) < 8 and R.linf_max_margin(X, y)["gamma"] > 0.1:
             break
-    fp = M.mahalanobis_fixed_point(X, y)
+    fp = R.mahalanobis_fixed_point(X, y)
     assert fp["converged"]
-    assert M.cosine(fp["w"], M.l2_max_margin(X, y)["w"]) > 1 - 1e-9
+    assert M.cosine(fp["w"], R.l2_max_margin(X, y)["w"]) > 1 - 1e-9
 
 
 def test_fixed_point_on_gauss_differs_from_l2_and_linf(gauss):
     X, y, _ = gauss
-    fp = M.mahalanobis_fixed_point(X, y)
+    fp = R.mahalanobis_fixed_point(X, y)
     assert fp["converged"]
     assert np.all(fp["p"] >= 0) and fp["p"].sum() == pytest.approx(1.0, abs=1e-12)
     _check_fixed_point(X, y, fp)
-    c2 = M.cosine(fp["w"], M.l2_max_margin(X, y)["w"])
-    ci = M.cosine(fp["w"], M.linf_max_margin(X, y)["w"])
+    c2 = M.cosine(fp["w"], R.l2_max_margin(X, y)["w"])
+    ci = M.cosine(fp["w"], R.linf_max_margin(X, y)["w"])
     assert c2 < 0.9999 and ci < 0.9999
 
 
@@ -409,7 +410,7 @@ def test_fixed_point_on_gauss_differs_from_l2_and_linf(gauss):
 def test_inc_adam_closer_to_l2_than_det_adam(gr):
     X, y, _ = gr
     T = 20000
-    r2, ri = M.l2_max_margin(X, y), M.linf_max_margin(X, y)
+    r2, ri = R.l2_max_margin(X, y), R.linf_max_margin(X, y)
     w_inc = M.train(X, y, "adam", T, batch=1, record_at=[T])["w"][-1]
     w_det = M.train(X, y, "adam", T, batch=10, record_at=[T])["w"][-1]
     assert M.cosine(w_inc, r2["w"]) > M.cosine(w_det, r2["w"])
@@ -420,7 +421,7 @@ def test_inc_adam_closer_to_l2_than_det_adam(gr):
 
 def test_proxy_tracks_fixed_point_on_gauss(gauss):
     X, y, _ = gauss
-    fp = M.mahalanobis_fixed_point(X, y)
+    fp = R.mahalanobis_fixed_point(X, y)
     w = M.train(X, y, "adam_proxy", 20000, record_at=[20000])["w"][-1]
     assert M.cosine(w, fp["w"]) > 0.99
 
@@ -429,7 +430,7 @@ def test_gd_control_is_not_at_the_linf_margin(gr):
     """The Signum control (C3): GD drifts towards l2, so its r_inf stays well below Signum's."""
     X, y, _ = gr
     T = 20000
-    r2, ri = M.l2_max_margin(X, y), M.linf_max_margin(X, y)
+    r2, ri = R.l2_max_margin(X, y), R.linf_max_margin(X, y)
     ratios = {algo: M.margin_ratios(M.train(X, y, algo, T, batch=10, record_at=[T])["w"][-1], X, y, r2["gamma"],
                                     ri["gamma"])["rinf"] for algo in ("gd", "signum")}
     assert ratios["signum"] > 0.95 and ratios["gd"] < ratios["signum"] - 0.05

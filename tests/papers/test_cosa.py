@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from workflow.papers.cosa import methods as M
+from workflow.papers.cosa import models as Base
 from workflow.papers.cosa import stream as S
 
 torch.set_num_threads(1)
@@ -27,8 +28,8 @@ def tiny():
     raw = M.ett_like(0, n_steps=1600)
     split = M.chrono_split(len(raw))
     z, _ = M.zscore(raw, split["train"])
-    base = M.make_base("dlinear", 48, 24, 7, seed=0)
-    M.train_base(base, z, split, 48, 24, epochs=4, patience=2, seed=0)
+    base = Base.make_base("dlinear", 48, 24, 7, seed=0)
+    Base.train_base(base, z, split, 48, 24, epochs=4, patience=2, seed=0)
     return {"z": z, "split": split, "base": base, "L": 48, "H": 24}
 
 
@@ -74,17 +75,17 @@ def test_chrono_split_and_zscore_1d():
 # ------------------------------------------------------------------------------------------- PAAS
 def test_paas_period_recovers_sinusoid():
     t = np.arange(96)
-    assert M.paas_period(np.sin(2 * np.pi * t / 24)) == 24
+    assert S.paas_period(np.sin(2 * np.pi * t / 24)) == 24
     # the highest-power channel decides: strong period-12 channel beats weak period-24 channel
     x = np.stack([0.1 * np.sin(2 * np.pi * t / 24), 3.0 * np.sin(2 * np.pi * t / 12 + 0.3)], axis=1)
-    assert M.paas_period(x) == 12
-    assert M.paas_period(np.ones((96, 2))) == 24          # f = 0 guard -> official fallback
-    assert M.paas_period(np.ones((96, 2)), default=7) == 7
+    assert S.paas_period(x) == 12
+    assert S.paas_period(np.ones((96, 2))) == 24          # f = 0 guard -> official fallback
+    assert S.paas_period(np.ones((96, 2)), default=7) == 7
 
 
 # ---------------------------------------------------------------------------------------- context
 def test_context_buffer_semantics():
-    buf = M.ContextBuffer(5)
+    buf = S.ContextBuffer(5)
     assert np.array_equal(buf.vector(), np.zeros(5))       # zeros at start
     for v in (1.0, 2.0, 3.0):
         buf.push(v)
@@ -92,7 +93,7 @@ def test_context_buffer_semantics():
     for v in (4.0, 5.0, 6.0, 7.0):
         buf.push(v)
     assert np.array_equal(buf.vector(), [7, 6, 5, 4, 3])
-    assert M.ContextBuffer(0).vector().shape == (0,)
+    assert S.ContextBuffer(0).vector().shape == (0,)
 
 
 def test_stream_context_only_fully_matured_batches():
@@ -104,8 +105,8 @@ def test_stream_context_only_fully_matured_batches():
     """
     s, L, H, B, K = 10, 4, 6, 4, 3
     x = (np.arange(60, dtype=np.float64) / 100.0)[:, None]
-    base = M.make_base("dlinear", L, H, 1)
-    r = M.run_stream(base, x, (s, 50), L, H, "cosa", context_size=K, batch_size=B, lr=1e-3, steps=1)
+    base = Base.make_base("dlinear", L, H, 1)
+    r = S.run_stream(base, x, (s, 50), L, H, "cosa", context_size=K, batch_size=B, lr=1e-3, steps=1)
     assert r["batch_sizes"][:-1] == [B] * (len(r["batch_sizes"]) - 1)
     for b, ctx in enumerate(r["context"]):
         matured = [(s + 4 * bp + 4) / 100.0 for bp in range(b - 1)]   # batches 0 .. b-2
@@ -116,17 +117,17 @@ def test_stream_context_only_fully_matured_batches():
             expected = recent + [recent[-1]] * (K - len(recent))
         assert np.allclose(ctx, expected, atol=1e-6), (b, ctx, expected)
     # K = 0 (ablation -ctx): empty context
-    r0 = M.run_stream(base, x, (s, 50), L, H, "cosa_no_ctx", batch_size=B, steps=1)
+    r0 = S.run_stream(base, x, (s, 50), L, H, "cosa_no_ctx", batch_size=B, steps=1)
     assert all(len(c) == 0 for c in r0["context"])
 
 
 def test_partial_mask():
-    m = M.partial_mask(4, 2)
+    m = S.partial_mask(4, 2)
     assert m.tolist() == [[True, True], [True, True], [True, False], [False, False]]
 
 
 def test_calr_known_values():
-    c = M.CALR(1e-3, max_lr=5e-3, min_lr=1e-4)
+    c = S.CALR(1e-3, max_lr=5e-3, min_lr=1e-4)
     assert c(1.0, 0, 3) == 1e-3                        # per-batch reset
     lr1 = c(0.5, 1, 3)                                 # falling by > 0.01 -> x1.05, then cosine 0.75
     assert np.isclose(lr1, 1e-4 + (1.05e-3 - 1e-4) * 0.75)
@@ -136,14 +137,14 @@ def test_calr_known_values():
 
 # ---------------------------------------------------------------------------------------- adapter
 def test_cosa_adapter_identity_at_init(tiny):
-    ad = M.OutputAdapter(24, 5, channels=7, seed=1)
+    ad = S.OutputAdapter(24, 5, channels=7, seed=1)
     y0 = torch.randn(3, 24, 7)
     assert torch.equal(ad(y0, torch.randn(5)), y0)
     assert float(ad.gate.detach()) == 0.0
     # in the stream: the first batch (no matured batch, zero context, g = 0) equals the base prediction
     z, sp, base, L, H = tiny["z"], tiny["split"], tiny["base"], tiny["L"], tiny["H"]
-    r0 = M.run_stream(base, z, sp["test"], L, H, "no_tta", return_predictions=True)
-    r1 = M.run_stream(base, z, sp["test"], L, H, "cosa_no_pogt", lr=3e-3, return_predictions=True)
+    r0 = S.run_stream(base, z, sp["test"], L, H, "no_tta", return_predictions=True)
+    r1 = S.run_stream(base, z, sp["test"], L, H, "cosa_no_pogt", lr=3e-3, return_predictions=True)
     b0 = r1["batch_sizes"][0]
     assert np.array_equal(r1["predictions"][:b0], r0["predictions"][:b0])
     assert not np.array_equal(r1["predictions"], r0["predictions"])   # ...and it does adapt later
@@ -158,8 +159,8 @@ def test_leakage_mask_future_bit_identical(tiny, method, extra):
     z, sp, base, L, H = tiny["z"], tiny["split"], tiny["base"], tiny["L"], tiny["H"]
     kw = dict(lr=3e-3, steps=3, return_predictions=True)
     kw.update(extra)
-    r = M.run_stream(base, z, sp["test"], L, H, method, mask_future=False, **kw)
-    rm = M.run_stream(base, z, sp["test"], L, H, method, mask_future=True, **kw)
+    r = S.run_stream(base, z, sp["test"], L, H, method, mask_future=False, **kw)
+    rm = S.run_stream(base, z, sp["test"], L, H, method, mask_future=True, **kw)
     assert np.isfinite(rm["predictions"]).all()
     assert np.all(np.isfinite(rm["losses"]))
     assert np.array_equal(r["predictions"], rm["predictions"])
@@ -172,7 +173,7 @@ def test_leakage_check_detects_a_leaky_mask(tiny, monkeypatch):
     """Negative control: if the partial step read unobserved GT, the masked run must show it."""
     z, sp, base, L, H = tiny["z"], tiny["split"], tiny["base"], tiny["L"], tiny["H"]
     monkeypatch.setattr(S, "partial_mask", lambda b, h, lookahead=0: torch.ones(b, h, dtype=torch.bool))
-    rm = M.run_stream(base, z, sp["test"], L, H, "cosa", mask_future=True, lr=3e-3, return_predictions=True)
+    rm = S.run_stream(base, z, sp["test"], L, H, "cosa", mask_future=True, lr=3e-3, return_predictions=True)
     assert not np.all(np.isfinite(rm["losses"]))
 
 
@@ -181,7 +182,7 @@ def test_leakage_check_detects_a_leaky_mask(tiny, monkeypatch):
 def test_only_adapter_params_trained_base_unchanged(tiny, method):
     z, sp, base, L, H = tiny["z"], tiny["split"], tiny["base"], tiny["L"], tiny["H"]
     before = _state_hash(base)
-    r = M.run_stream(base, z, sp["test"], L, H, method, lr=3e-3)
+    r = S.run_stream(base, z, sp["test"], L, H, method, lr=3e-3)
     assert _state_hash(base) == before
     assert all(not p.requires_grad for p in base.parameters())
     assert all(p.grad is None for p in base.parameters())     # no gradient ever reached the base
@@ -198,11 +199,11 @@ def test_cosa_beats_no_tta_on_level_shift():
     raw = M.ett_like(1, n_steps=3000, shift="level")
     sp = M.chrono_split(len(raw))
     z, _ = M.zscore(raw, sp["train"])
-    base = M.make_base("dlinear", 48, 24, 7, seed=0)
-    hist = M.train_base(base, z, sp, 48, 24, epochs=6, patience=2, seed=0)
+    base = Base.make_base("dlinear", 48, 24, 7, seed=0)
+    hist = Base.train_base(base, z, sp, 48, 24, epochs=6, patience=2, seed=0)
     assert hist["epochs_run"] >= 1 and np.isfinite(hist["best_val"])
-    r0 = M.run_stream(base, z, sp["test"], 48, 24, "no_tta")
-    r1 = M.run_stream(base, z, sp["test"], 48, 24, "cosa", lr=3e-3, steps=3)
+    r0 = S.run_stream(base, z, sp["test"], 48, 24, "no_tta")
+    r1 = S.run_stream(base, z, sp["test"], 48, 24, "cosa", lr=3e-3, steps=3)
     assert r1["mse"] < 0.9 * r0["mse"], (r1["mse"], r0["mse"])
     assert r1["n_windows"] == r0["n_windows"] == sp["test"][1] - sp["test"][0] - 24 + 1
     assert len(r1["gate"]) == len(r1["batch_sizes"]) and r1["window_mse"].shape == (r1["n_windows"],)
@@ -210,20 +211,20 @@ def test_cosa_beats_no_tta_on_level_shift():
 
 def test_select_hparams_uses_validation_grid(tiny):
     z, sp, base, L, H = tiny["z"], tiny["split"], tiny["base"], tiny["L"], tiny["H"]
-    res = M.select_hparams(base, z, sp["val"], L, H, "cosa", lrs=(1e-3, 3e-3), steps_grid=(1, 3))
+    res = S.select_hparams(base, z, sp["val"], L, H, "cosa", lrs=(1e-3, 3e-3), steps_grid=(1, 3))
     assert len(res["grid"]) == 4
     assert res["val_mse"] == min(g["val_mse"] for g in res["grid"])
-    direct = M.run_stream(base, z, sp["val"], L, H, "cosa", lr=res["lr"], steps=res["steps"])
+    direct = S.run_stream(base, z, sp["val"], L, H, "cosa", lr=res["lr"], steps=res["steps"])
     assert direct["mse"] == res["val_mse"]                      # deterministic given the seed
-    none = M.select_hparams(base, z, sp["val"], L, H, "no_tta")
+    none = S.select_hparams(base, z, sp["val"], L, H, "no_tta")
     assert none["lr"] is None and len(none["grid"]) == 1
 
 
 # ------------------------------------------------------------------------------- negative controls (issue 10)
 def test_partial_mask_lookahead_reads_one_unobserved_step():
-    assert M.partial_mask(4, 3, lookahead=1).tolist() == [[True, True, True], [True, True, True],
+    assert S.partial_mask(4, 3, lookahead=1).tolist() == [[True, True, True], [True, True, True],
                                                           [True, True, False], [True, False, False]]
-    assert M.partial_mask(4, 3, lookahead=0).sum() == 3 + 2 + 1
+    assert S.partial_mask(4, 3, lookahead=0).sum() == 3 + 2 + 1
 
 
 def test_stale_gt_control_learns_only_from_training_windows():
@@ -231,17 +232,17 @@ def test_stale_gt_control_learns_only_from_training_windows():
     (0, 20) (< 0.2), while COSA's own contexts come from the stream (> s/100); masking the future changes nothing."""
     s, L, H, B, K = 30, 4, 6, 4, 3
     x = (np.arange(80, dtype=np.float64) / 100.0)[:, None]
-    base = M.make_base("dlinear", L, H, 1)
+    base = Base.make_base("dlinear", L, H, 1)
     kw = dict(context_size=K, batch_size=B, lr=1e-3, steps=1, stale_pool=(0, 20), return_predictions=True)
-    own = M.run_stream(base, x, (s, 70), L, H, "cosa", **kw)
-    stale = M.run_stream(base, x, (s, 70), L, H, "cosa_stale_gt", **kw)
+    own = S.run_stream(base, x, (s, 70), L, H, "cosa", **kw)
+    stale = S.run_stream(base, x, (s, 70), L, H, "cosa_stale_gt", **kw)
     filled = [c for c in stale["context"] if any(c)]
     assert filled and all(0.0 < v < 0.2 for c in filled for v in c)
     assert all(v > s / 100 for c in own["context"] if any(c) for v in c)
-    masked = M.run_stream(base, x, (s, 70), L, H, "cosa_stale_gt", mask_future=True, **kw)
+    masked = S.run_stream(base, x, (s, 70), L, H, "cosa_stale_gt", mask_future=True, **kw)
     assert np.array_equal(masked["predictions"], stale["predictions"])
     with pytest.raises(ValueError, match="stale_pool"):
-        M.run_stream(base, x, (s, 70), L, H, "cosa_stale_gt", batch_size=B)
+        S.run_stream(base, x, (s, 70), L, H, "cosa_stale_gt", batch_size=B)
 
 
 def test_leak_check_passes_cosa_and_flags_the_one_step_leak(tiny):
@@ -280,3 +281,54 @@ def test_measure_puts_a_control_in_cosas_place():
     assert c["k1_rel_impr_ett_like"] == pytest.approx([-0.1] * 4) and c["k3_long_minus_short_ett_like"] == pytest.approx([0.0, 0.0])
     assert "k4_base_changed" not in c  # the stale control was not leak-checked: a claim naming it would be an error
     assert E.measure(t, "cosa_leak_one_step") == {}
+
+
+# ------------------------------------------------------------------------------------------- plan, checkpoint
+def test_plan_lists_every_cell_and_the_traced_one():
+    from workflow.papers.cosa import plan
+
+    datasets = {"co2": {"source": "co2", "bases": ["dlinear"], "horizons": [13, 26], "seeds": [0, 1]},
+                "ett_like": {"source": "ett_like", "bases": ["dlinear", "mlp"], "horizons": [96, 336], "seeds": [2, 0]}}
+    cells = plan.cells(datasets)
+    assert len(cells) == 4 + 8 and len(set(cells)) == len(cells)
+    assert plan.tta_paths(datasets)[0] == "results/cosa/tta/co2/dlinear_H13_s0.json"
+    # Figs. B/C: ett_like at its longest horizon, first base and lowest seed, whatever the order in params
+    assert plan.trace_cell(datasets) == ("ett_like", "dlinear", 336, 0)
+    assert plan.trace_path(datasets) == "results/cosa/tta/ett_like/dlinear_H336_s0.npz"
+    assert plan.trace_cell({"co2": datasets["co2"]}) == ("co2", "dlinear", 26, 0)  # no ett_like: another set's
+    assert plan.raw_files(datasets, "co2") == ["data/raw/co2.csv"] and plan.raw_files(datasets, "ett_like") == []
+
+
+def test_a_saved_base_loads_back_identical(tmp_path):
+    from workflow.core.io import save_state
+
+    model = Base.make_base("mlp", 12, 6, 3, seed=1)
+    meta = {"kind": "mlp", "lookback": 12, "horizon": 6, "channels": 3}
+    save_state(tmp_path / "m.pt", model.state_dict(), meta)
+    loaded = Base.load_base(tmp_path / "m.pt")
+    assert not loaded.training
+    x = torch.randn(2, 12, 3)
+    assert torch.equal(model(x), loaded(x))
+
+
+def test_readers_of_the_real_hourly_series(tmp_path):
+    """vic_elec and EPF_FR_BE, which the smoke profile does not run: half-hourly demand summed per hour and
+    temperature averaged; one EPF channel per (country, variable), rows in time order."""
+    from workflow.papers.cosa import prepare
+
+    vic = pd.DataFrame({"Time": pd.date_range("2012-01-01", periods=4, freq="30min").astype(str),
+                        "Demand": [1.0, 2.0, 3.0, 4.0], "Temperature": [10.0, 12.0, 14.0, 18.0]})
+    vic.to_csv(tmp_path / "vic_elec.csv", index=False)
+    x, names = prepare.from_raw("vic_elec", tmp_path / "vic_elec.csv")
+    assert names == ["demand", "temperature"] and np.array_equal(x, [[3.0, 11.0], [7.0, 16.0]])
+    hours = ["2015-01-01 01:00:00", "2015-01-01 00:00:00"]  # out of order on purpose
+    epf = pd.DataFrame([{"unique_id": c, "ds": h, "y": 10 * i + j, "gen_forecast": 100 + j, "system_load": 200 + j}
+                        for i, c in enumerate(["FR", "BE"]) for j, h in enumerate(hours)])
+    epf.to_csv(tmp_path / "EPF_FR_BE.csv", index=False)
+    x, names = prepare.from_raw("EPF_FR_BE", tmp_path / "EPF_FR_BE.csv")
+    assert x.shape == (2, 6) and names[0] in ("BE_y", "FR_y")
+    col = {n: x[:, k] for k, n in enumerate(names)}
+    assert np.array_equal(col["FR_y"], [1, 0]) and np.array_equal(col["BE_y"], [11, 10])
+    assert np.array_equal(col["BE_system_load"], [201, 200])
+    data = prepare.build("vic_elec", tmp_path / "vic_elec.csv", 0, (0.5, 0.25, 0.25), seed=0, n_steps=0)
+    assert data["channels"].tolist() == ["demand", "temperature"] and data["series"].shape == (2, 2)

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 import torch
 
+from workflow.papers.fairness_pareto import data, lp
 from workflow.papers.fairness_pareto import methods as M
 
 torch.set_num_threads(1)
@@ -81,44 +82,44 @@ def _enumerate_best(p, notion, eps, tol=1e-9):
 @pytest.mark.parametrize("notion", ["dp", "eod", "eop"])
 def test_score_frontier_matches_enumeration(notion):
     for eps in (0.0, 0.04, 0.15, 1.0):
-        lp = M.score_frontier(P, eps, notion)["acc"]
-        assert lp == pytest.approx(_enumerate_best(P, notion, eps), abs=1e-6), (notion, eps)
+        value = lp.score_frontier(P, eps, notion)["acc"]
+        assert value == pytest.approx(_enumerate_best(P, notion, eps), abs=1e-6), (notion, eps)
 
 
 def test_unconstrained_end_is_bayes_accuracy():
     bayes = np.maximum(P[..., 0], P[..., 1]).sum()
     for notion in M.NOTIONS:
-        r = M.score_frontier(P, 2.0, notion)
+        r = lp.score_frontier(P, 2.0, notion)
         assert r["acc"] == pytest.approx(bayes, abs=1e-7)
     # and the Bayes rule is strictly unfair here, so the constraint binds at eps = 0
-    assert M.score_frontier(P, 0.0, "dp")["acc"] < bayes - 1e-3
+    assert lp.score_frontier(P, 0.0, "dp")["acc"] < bayes - 1e-3
 
 
 @pytest.mark.parametrize("notion", ["dp", "eod", "eop"])
 def test_fully_fair_end_exact(notion):
-    r = M.score_frontier(P, 0.0, notion)
+    r = lp.score_frontier(P, 0.0, notion)
     C, d, c, c0, G, h = _linear_system(P, notion, 0.0)
     t = r["t"].ravel()
     assert np.abs(G @ t).max() < 1e-7          # independent check of the constraint
     assert r["fair"] < 1e-7
     zb = np.array([0.8, 0.85, 0.7, 0.9])
-    s = M.ms_frontier(0.2, 0.45, 0.6, 0.0, notion, z_b=zb)
+    s = lp.ms_frontier(0.2, 0.45, 0.6, 0.0, notion, z_b=zb)
     assert s["fair"] < 1e-7
 
 
 @pytest.mark.parametrize("notion", ["dp", "eod", "eop"])
 def test_frontiers_monotone_and_ordered(notion):
     grid = np.linspace(0, 0.4, 9)
-    sc = np.array([M.score_frontier(P, e, notion)["acc"] for e in grid])
+    sc = np.array([lp.score_frontier(P, e, notion)["acc"] for e in grid])
     assert (np.diff(sc) >= -1e-8).all()
     zb = np.array([0.75, 0.9, 0.6, 0.8])
     a0, a1, b = 0.2, 0.45, 0.6
-    ours = M.ms_frontier_curve(a0, a1, b, grid, notion, z_b=zb)["acc"]
+    ours = lp.ms_frontier_curve(a0, a1, b, grid, notion, z_b=zb)["acc"]
     assert (np.diff(ours) >= -1e-8).all()
-    fact = np.array([M.fact_frontier(a0, a1, b, e, zb, notion)["acc"] for e in grid])
+    fact = np.array([lp.fact_frontier(a0, a1, b, e, zb, notion)["acc"] for e in grid])
     assert (ours >= fact - 1e-7).all()            # Lemma 1 (weak form): FACT's set is inside K
     acc_b = M.fairness_matrices(a0, a1, b)["A_c"] @ zb
-    assert ours[-1] <= acc_b + 1e-8 and M.ms_frontier(a0, a1, b, 1.0, notion, z_b=zb)["acc"] == \
+    assert ours[-1] <= acc_b + 1e-8 and lp.ms_frontier(a0, a1, b, 1.0, notion, z_b=zb)["acc"] == \
         pytest.approx(acc_b, abs=1e-7)           # unconstrained end = the vanilla model's accuracy cap
 
 
@@ -134,7 +135,7 @@ def test_linear_forms_match_counts():
 
 def test_lemma2_constant_accuracy():
     for a0, a1, b in [(0.109, 0.300, 0.667), (0.39, 0.52, 0.60), (0.7, 0.2, 0.3)]:
-        r = M.lemma2_accuracy(a0, a1, b)
+        r = lp.lemma2_accuracy(a0, a1, b)
         assert r["acc"] == pytest.approx(r["const_acc"], abs=1e-6)
 
 
@@ -145,7 +146,7 @@ def test_dp_drop_condition_exact_with_own_group_caps():
         zb = rng.uniform(0.6, 1.0, 4)
         Mx = M.fairness_matrices(a0, a1, b)
         err0, err1 = 1 - Mx["A_c0"] @ zb, 1 - Mx["A_c1"] @ zb
-        drop = Mx["A_c"] @ zb - M.ms_frontier(a0, a1, b, 0.0, "dp", z_b=zb)["acc"]
+        drop = Mx["A_c"] @ zb - lp.ms_frontier(a0, a1, b, 0.0, "dp", z_b=zb)["acc"]
         if abs(err0 + err1 - abs(a0 - a1)) > 1e-3:
             assert (drop > 1e-7) == M.dp_drop_condition(err0, err1, a0, a1)
 
@@ -159,8 +160,8 @@ def test_fact_gstar_contains_fact():
     roc = M.roc_points(s, y, g, 21)
     zb = M.confusion_vector(y, (s > 0.5).astype(int), g)
     for e in (0.0, 0.1):
-        fg = M.fact_gstar_frontier(st["alpha0"], st["alpha1"], st["beta"], e, roc)["acc"]
-        fa = M.fact_frontier(st["alpha0"], st["alpha1"], st["beta"], e, zb)["acc"]
+        fg = lp.fact_gstar_frontier(st["alpha0"], st["alpha1"], st["beta"], e, roc)["acc"]
+        fa = lp.fact_frontier(st["alpha0"], st["alpha1"], st["beta"], e, zb)["acc"]
         assert fg >= fa - 0.02   # thresholds 0.5 lies between ROC grid points: allow grid slack
 
 
@@ -183,16 +184,16 @@ def test_retrain_head_reduces_eod_and_is_deterministic():
 
 
 def test_frontier_deterministic():
-    a = M.score_frontier(P, 0.05, "eod"); b = M.score_frontier(P, 0.05, "eod")
+    a = lp.score_frontier(P, 0.05, "eod"); b = lp.score_frontier(P, 0.05, "eod")
     assert a["acc"] == b["acc"] and np.array_equal(a["t"], b["t"])
 
 
 def test_parse_adult_handles_test_file_quirks():
     row = "39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, Not-in-family, White, {sex}, 2174, 0, 40, United-States, {lab}"
     text = "|1x3 Cross validator\n" + "\n".join([row.format(sex="Male", lab=">50K."), row.format(sex="Female", lab="<=50K.")]) + "\n"
-    X, y, g = M.parse_adult(text)
+    X, y, g = data.parse_adult(text)
     assert X.shape == (2, 13) and list(y) == [1, 0] and list(g) == [1, 0]
-    X, y, g = M.parse_adult(text, "married")
+    X, y, g = data.parse_adult(text, "married")
     assert list(y) == [0, 0] and "marital-status" not in X.columns
 
 
@@ -250,8 +251,8 @@ def test_ms_frontier_matches_vertex_enumeration(notion):
     for eps in (0.0, 0.03, 0.12, 1.0):
         G, h = _fair_rows(Mx, notion, eps)
         A = np.vstack([box[0], capA, G]); bb = np.r_[box[1], capb, h]
-        lp = M.ms_frontier(a0, a1, b, eps, notion, z_b=zb, zb_groups=caps)["acc"]
-        assert lp == pytest.approx(_vertex_max(Mx["A_c"], A, bb), abs=1e-7), (notion, eps)
+        value = lp.ms_frontier(a0, a1, b, eps, notion, z_b=zb, zb_groups=caps)["acc"]
+        assert value == pytest.approx(_vertex_max(Mx["A_c"], A, bb), abs=1e-7), (notion, eps)
 
 
 @pytest.mark.parametrize("notion", ["dp", "eod"])
@@ -276,7 +277,7 @@ def test_fact_frontier_matches_vertex_enumeration(notion):
             G, h = _fair_rows(Mx, notion, eps, lin, const)
         A = np.vstack([box[0], G]); bb = np.r_[box[1], h]
         expected = _vertex_max(Mx["A_c"] @ lin, A, bb) + Mx["A_c"] @ const
-        assert M.fact_frontier(a0, a1, b, eps, zb, notion)["acc"] == pytest.approx(expected, abs=1e-7), (notion, eps)
+        assert lp.fact_frontier(a0, a1, b, eps, zb, notion)["acc"] == pytest.approx(expected, abs=1e-7), (notion, eps)
 
 
 def test_gstar_vectorised_matches_brute_force():
@@ -301,21 +302,18 @@ def test_gstar_vectorised_matches_brute_force():
 
 
 def test_eps_grid_and_roc_with_base():
-    from workflow.papers.fairness_pareto.frontiers import eps_grid, roc_with_base
+    from workflow.papers.fairness_pareto.frontiers import eps_grid
     grid = eps_grid(0.07, 0.3, 0.25)
     assert grid[0] == 0 and 0.3 in grid and grid[-1] == 1.0 and (np.diff(grid) > 0).all()
     rng = np.random.default_rng(6)
     g = rng.integers(0, 2, 200); y = rng.integers(0, 2, 200); s = rng.normal(size=200)
     zb = np.array([0.4321, 0.6543, 0.2109, 0.8765])
-    roc = roc_with_base(s, y, g, zb, 5)
+    roc = M.roc_with_base(s, y, g, zb, 5)
     for a in (0, 1):
         assert any(np.allclose(p, zb[2 * a:2 * a + 2]) for p in roc[a])
 
 
 def test_split_and_encode():
-    import pandas as pd
-
-    from workflow.papers.fairness_pareto import data
     parts = data.split_indices(100, [0.7, 0.15, 0.15], seed=3)
     assert [len(p) for p in parts] == [70, 15, 15]
     assert np.array_equal(np.sort(np.concatenate(parts)), np.arange(100))
@@ -387,8 +385,8 @@ def test_shared_bias_control_ties_the_biases():
 
 def test_lemma2_control_is_caught_by_the_check():
     for a0, a1, b in [(0.109, 0.300, 0.667), (0.15, 0.61, 0.67)]:
-        right = M.lemma2_accuracy(a0, a1, b)
-        wrong = M.lemma2_accuracy(a0, a1, b, with_eod=False)
+        right = lp.lemma2_accuracy(a0, a1, b)
+        wrong = lp.lemma2_accuracy(a0, a1, b, with_eod=False)
         assert abs(right["acc"] - right["const_acc"]) <= 1e-6 < wrong["acc"] - wrong["const_acc"]
 
 
@@ -466,3 +464,19 @@ def test_control_values_come_from_the_same_functions():
     assert E.method_metrics(pts, 0.76)["ours_minus_eqodds"] == pytest.approx(0.84 - 0.83)
     assert out["lemma2_without_eod__abs_gap_to_constant"] == pytest.approx(0.04)
     assert out["shuffled_group__dp_drop_matches_condition"] == 1.0 and out["shuffled_group__eod_rise_0_to_03"] == 0.0
+
+
+# ------------------------------------------------ issue 11: the plan names every cell's files once
+def test_plan_lists_cells_and_their_files():
+    from pathlib import Path
+
+    from workflow.papers.fairness_pareto import plan
+    from workflow.papers.fairness_pareto.evaluate import cell_of
+    p = {"datasets": ["adult", "adult_married"], "seeds": [0, 12]}
+    assert plan.cells(p) == [("adult", 0), ("adult", 12), ("adult_married", 0), ("adult_married", 12)]
+    for kind in ("frontiers", "fairfair", "summary", "control", "points"):
+        files = plan.paths(p, kind)
+        assert len(set(files)) == 4
+        assert [tuple(cell_of(Path(f)).values()) for f in files] == plan.cells(p)
+    assert plan.raw_files("adult") == ["data/raw/adult_train.csv", "data/raw/adult_test.csv"]
+    assert plan.raw_files("compas") == ["data/raw/compas.csv"]

@@ -284,12 +284,16 @@ def test_split_edges_is_a_partition_with_true_non_edges():
 
 # ------------------------------------------------------------------ jobs and claim metrics
 def test_planned_methods_per_seed():
-    from workflow.papers.fsd_cap.run import planned_methods, settings
+    from workflow.papers.fsd_cap.plan import planned_methods, run_paths, runs
+    from workflow.papers.fsd_cap.run import settings
 
     plan = {"core": {"methods": ["full", "fp", "fsd_cap"], "seeds": [0, 1, 2]},
             "table": {"methods": ["zero", "fp"], "seeds": [0]}}
     assert planned_methods(plan, 0) == ["full", "fp", "fsd_cap", "zero"] and planned_methods(plan, 2) == ["full", "fp", "fsd_cap"]
     assert planned_methods(plan, 7) == []
+    graphs = {"csbm": plan, "mfeat": {"core": {"methods": ["fp"], "seeds": [1]}, "none": {"methods": [], "seeds": [5]}}}
+    assert runs(graphs) == [("csbm", 0), ("csbm", 1), ("csbm", 2), ("mfeat", 1)]  # a block without methods adds no job
+    assert run_paths(graphs)[-1] == "results/fsd_cap/runs/mfeat/s1.json"
     assert settings(["full", "fp"], ["structural", "uniform"], 0.995, [("structural", 0.5, ["fp"])]) == [
         ("none", 0.0, ["full"]), ("structural", 0.995, ["fp"]), ("uniform", 0.995, ["fp"]), ("structural", 0.5, ["fp"])]
 

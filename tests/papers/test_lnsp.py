@@ -6,6 +6,8 @@ import pytest
 import torch
 
 from workflow.papers.lnsp import methods as M
+from workflow.papers.lnsp import teachers as T
+from workflow.papers.lnsp import transformer as TF
 from workflow.papers.lnsp.languages import DFA
 
 torch.set_num_threads(1)
@@ -266,16 +268,16 @@ def test_mine_errors_confirms_teacher_errors():
 def tiny_teacher():
     """Tomita-2 ((10)*) teacher: 1 layer, d 16, 120 steps -- seconds; (10)* is learnt almost at once."""
     words = M.make_corpus("tomita2", 400, seed=0)
-    model, info = M.train_transformer(words, ("0", "1"), n_layers=1, d_model=16, n_heads=2, max_len=40,
+    model, info = TF.train_transformer(words, ("0", "1"), n_layers=1, d_model=16, n_heads=2, max_len=40,
                                       pos="alibi", steps=120, batch_size=32, lr=3e-3, seed=0)
     return model, info
 
 
 def test_train_teacher_deterministic():
-    prof = dict(M.PROFILES["smoke"], n_train=100, n_train_large=100, d_model=16, n_heads=2)
-    a, cfg, info = M.train_teacher("tomita4", seed=3, profile=prof, steps=15)
-    b, _, _ = M.train_teacher("tomita4", seed=3, profile=prof, steps=15)
-    c, _, _ = M.train_teacher("tomita4", seed=4, profile=prof, steps=15)
+    prof = dict(T.PROFILES["smoke"], n_train=100, n_train_large=100, d_model=16, n_heads=2)
+    a, cfg, info = T.train_teacher("tomita4", seed=3, profile=prof, steps=15)
+    b, _, _ = T.train_teacher("tomita4", seed=3, profile=prof, steps=15)
+    c, _, _ = T.train_teacher("tomita4", seed=4, profile=prof, steps=15)
     assert all(torch.equal(a[k], b[k]) for k in a) and not all(torch.equal(a[k], c[k]) for k in a)
     assert cfg["alphabet"] == ["0", "1"] and info["steps"] == 15 and info["n_train"] == 100
 
@@ -284,8 +286,8 @@ def test_transformer_state_dict_roundtrip_and_determinism(tiny_teacher):
     model, info = tiny_teacher
     sd = model.state_dict()
     assert all(isinstance(v, torch.Tensor) for v in sd.values())
-    again = M.build_model(info["config"], sd)
-    t1, t2 = M.TransformerTeacher(model), M.TransformerTeacher(again)
+    again = TF.build_model(info["config"], sd)
+    t1, t2 = TF.TransformerTeacher(model), TF.TransformerTeacher(again)
     words = ["", "10", "1010", "1", "0", "100"]
     assert t1.membership(words).tolist() == t2.membership(words).tolist()
     assert info["losses"][-1] < info["losses"][0]
@@ -293,7 +295,7 @@ def test_transformer_state_dict_roundtrip_and_determinism(tiny_teacher):
 
 def test_transformer_teacher_extraction_tomita2(tiny_teacher):
     model, _ = tiny_teacher
-    teacher = M.TransformerTeacher(model)
+    teacher = TF.TransformerTeacher(model)
     assert teacher.membership(["", "10", "1010", "1", "0", "11"]).tolist() == [True, True, True, False, False, False]
     assert teacher.support("").tolist() == [False, True, True]  # "0" dead, "1" live, EOS in support
     met = M.teacher_metrics(teacher, "tomita2", n=200)
@@ -383,3 +385,27 @@ def test_controls_are_measured_by_the_same_function_with_their_columns():
     assert c["mutant_mining"]["c5_frac_confirmed"] == [0.1] and c["mutant_mining"]["c5_not_equivalent"] == [1.0]
     with pytest.raises(KeyError):  # a control without its own column is an error, never L*_nsp's value
         as_learner(teachers.drop(columns="classic_time_s"), "classic", ("nsp_time_s",))
+
+
+def test_plan_lists_every_run_once():
+    """issue 11: the evaluate step finds its inputs through the plan, in the order the rule file lists them."""
+    from workflow.papers.lnsp import plan
+    p = {"seeds": [0, 2], "teachers": ["tomita2", "dyck2_2"], "weak_teachers": ["dyck2_3"],
+         "variants": {"full": {"seeds": [0]}, "weak": {"seeds": [0, 1]}}}
+    assert plan.exact_paths(p) == ["results/lnsp/exact/s0.csv", "results/lnsp/exact/s2.csv"]
+    assert plan.teachers(p) == [("full", 0, "tomita2"), ("full", 0, "dyck2_2"), ("weak", 0, "dyck2_3"),
+                                ("weak", 1, "dyck2_3")]
+    # one extract job per (variant, seed), reading every teacher of it
+    assert plan.extract_paths(p) == ["results/lnsp/extract/full/s0.json", "results/lnsp/extract/weak/s0.json",
+                                     "results/lnsp/extract/weak/s1.json"]
+    assert plan.extract_inputs(p, "full", 0) == [
+        "results/lnsp/teachers/full/s0/tomita2.pt", "results/lnsp/teachers/full/s0/tomita2.json",
+        "results/lnsp/teachers/full/s0/dyck2_2.pt", "results/lnsp/teachers/full/s0/dyck2_2.json"]
+    assert plan.extraction_jobs(p | {"weak_teachers": []}) == [("full", 0)]   # a variant without languages: no job
+
+
+def test_run_classic_samples_from_the_teacher_it_gets():
+    """Classic L*'s EQ samples: a Transformer teacher's own untruncated LM, a DFA teacher's noisy walk (duck-typed,
+    so that methods.py needs no torch)."""
+    assert hasattr(TF.TransformerTeacher, "sample_untruncated")
+    assert not hasattr(M.DFATeacher, "sample_untruncated") and not hasattr(M.ShuffledNSPTeacher, "sample_untruncated")

@@ -451,3 +451,28 @@ def test_evaluate_measure_detects_failures():
     assert m["c5_mlp_full_critical"] == [0.0]
     v = _verdicts(m)
     assert v["C1"] == "fail" and v["C4s"] == "fail" and v["C5s"] == "fail" and v["C3"] == "pass"
+
+
+# ----------------------------------------------------------------------------------- what the steps share
+def test_a_table_a_point_is_the_one_architecture_dimension_draws():
+    """E3-E6 steps work at the point of a Table A row: random_point draws c, theta, X as architecture_dimension."""
+    assert M.arch_spec([2, 3, 1]) == {"kind": "mlp", "widths": [2, 3, 1]}
+    assert M.arch_spec({"kernels": [3, 2], "strides": [2, 1]}) == {"kind": "cnn", "kernels": [3, 2], "strides": [2, 1]}
+    s = M.point_seed(2026, "mlp(2,3,1)", 3)
+    assert s == M.point_seed(2026, "mlp(2,3,1)", 3) != M.point_seed(2026, "mlp(2,3,1)", 4)
+    spec = M.arch_spec([2, 3, 1])
+    arch, c, theta, X, _ = M.random_point(spec, 3, 20, s)
+    rep = M.architecture_dimension(spec, 3, "generic", n_points=20, seed=s)
+    assert np.array_equal(rep["coeffs"], c)
+    assert rep["rank_numeric"] == M.numerical_rank(M.jacobian(arch, theta, X, c))["rank"]
+
+
+def test_light_steps_do_not_load_scipy_optimize():
+    """scipy.optimize (LM, Hungarian matching) is imported by the functions of E3 and E5 that use it, not by methods."""
+    import subprocess
+    import sys
+
+    probe = ("import sys, workflow.papers.neuromanifolds.ranks, workflow.papers.neuromanifolds.sparsity; "
+             "print('scipy.optimize' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "False"

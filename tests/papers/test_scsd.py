@@ -237,3 +237,33 @@ def test_control_metrics_come_from_the_same_function():
     # weight ranks (1, 2.5, 4, 2.5) against AP ranks (4, 3, 2, 1): Spearman = -3 / sqrt(4.5 * 5)
     assert uniform["k3_view1_weight_largest"] == [0.0, 0.0]
     assert np.allclose(uniform["k3_spearman_weight_vs_view_ap"], -3 / np.sqrt(22.5))
+
+
+def test_plan_cells_merge_the_main_grid_and_the_sweep():
+    from workflow.papers.scsd import plan as P
+
+    plan = {"datasets": ["synth", "yeast"], "seeds": [0, 1],
+            "methods": {"synth": ["scsd", "late_fusion_mlp", "br_logreg"], "yeast": ["scsd"]},
+            "sweep": {"dataset": "synth", "missing_view": [0.1, 0.5], "methods": ["scsd", "scsd_frozen_codebook"], "seeds": [0]}}
+    datasets = {"synth": {"missing_view": 0.5}, "yeast": {"missing_view": 0.3}}
+    cells = P.cells(plan, datasets)
+    assert list(cells) == [("synth", 0.1, 0), ("synth", 0.5, 0), ("synth", 0.5, 1), ("yeast", 0.3, 0), ("yeast", 0.3, 1)]
+    assert cells[("synth", 0.5, 0)] == ["scsd", "late_fusion_mlp", "br_logreg", "scsd_frozen_codebook"]  # each once
+    assert cells[("synth", 0.1, 0)] == ["scsd", "scsd_frozen_codebook"]
+    assert P.cell_methods(plan, datasets, "synth", float("0.5"), 1) == ["scsd", "late_fusion_mlp", "br_logreg"]
+    assert P.cell_paths(plan, datasets)[0] == "results/scsd/runs/synth/rv0.1/s0.json"
+    assert P.graphs_cell(plan, datasets) == "results/scsd/runs/synth/rv0.5/s0.json"
+
+
+def test_yeast_reader_splits_features_into_contiguous_views():
+    """The Yeast CSV layout (Att1..Att103, Class1..Class14); the smoke profile does not run Yeast, this does."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    cols = {f"Att{i}": rng.normal(size=4) for i in range(1, 104)} | {f"Class{i}": rng.integers(0, 2, 4) for i in range(1, 15)}
+    d = D.yeast(pd.DataFrame(cols), 3)
+    assert [v.shape for v in d["views"]] == [(4, 35), (4, 34), (4, 34)] and d["y"].shape == (4, 14)
+    assert d["view_names"] == ["att1-35", "att36-69", "att70-103"]
+    assert np.array_equal(np.concatenate(d["views"], axis=1), pd.DataFrame(cols).iloc[:, :103].to_numpy(np.float32))
+    with pytest.raises(ValueError, match="103 Att"):
+        D.yeast(pd.DataFrame(cols).drop(columns="Att7"), 3)

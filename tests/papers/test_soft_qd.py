@@ -1,4 +1,5 @@
-"""Tests for workflow/papers/soft_qd/methods.py (Soft QD score, SQUAD, benchmarks, QD evaluation)."""
+"""Tests for workflow/papers/soft_qd: scores.py (Soft QD score, QD evaluation), methods.py (SQUAD, benchmarks, ribs
+baselines), plan.py (the job lists) and the steps' pure pieces."""
 import math
 import os
 
@@ -11,41 +12,43 @@ import torch
 torch.set_num_threads(1)
 
 from workflow.papers.soft_qd import methods as M  # noqa: E402
+from workflow.papers.soft_qd import plan  # noqa: E402
+from workflow.papers.soft_qd import scores as S  # noqa: E402
 
 
 # ---------------------------------------------------------------- Soft QD score, hand-computed cases
 def test_single_point_matches_closed_form():
     # one point at the centre of [0,1]^2, sigma=0.05: S = f * 2*pi*sigma^2 (tails outside the box ~ e^-50)
-    s = M.soft_qd_score([2.0], [[0.5, 0.5]], 0.05, grid_res=400)
+    s = S.soft_qd_score([2.0], [[0.5, 0.5]], 0.05, grid_res=400)
     assert s == pytest.approx(2.0 * 2 * math.pi * 0.05 ** 2, rel=1e-6)
     # near a corner the box truncates: compare to the erf product
-    s2 = M.soft_qd_score([1.0], [[0.0, 0.2]], 0.1, grid_res=400)
-    exact = M.soft_qd_single_exact(1.0, [0.0, 0.2], 0.1)
+    s2 = S.soft_qd_score([1.0], [[0.0, 0.2]], 0.1, grid_res=400)
+    exact = S.soft_qd_single_exact(1.0, [0.0, 0.2], 0.1)
     assert s2 == pytest.approx(exact, rel=1e-3)
     # corner point: first coordinate integral is exactly half of sigma*sqrt(2 pi)
-    assert exact == pytest.approx(0.5 * 0.1 * math.sqrt(2 * math.pi) * M.soft_qd_single_exact(1.0, [0.2], 0.1), rel=1e-9)
+    assert exact == pytest.approx(0.5 * 0.1 * math.sqrt(2 * math.pi) * S.soft_qd_single_exact(1.0, [0.2], 0.1), rel=1e-9)
 
 
 def test_two_far_points_is_sum_of_singles():
     b = np.array([[0.2, 0.2], [0.8, 0.8]])
     f = np.array([1.0, 3.0])
-    s = M.soft_qd_score(f, b, 0.05)
-    s1 = M.soft_qd_score(f[:1], b[:1], 0.05)
-    s2 = M.soft_qd_score(f[1:], b[1:], 0.05)
+    s = S.soft_qd_score(f, b, 0.05)
+    s1 = S.soft_qd_score(f[:1], b[:1], 0.05)
+    s2 = S.soft_qd_score(f[1:], b[1:], 0.05)
     assert s == pytest.approx(s1 + s2, rel=1e-9)
-    exact = M.soft_qd_single_exact(1.0, b[0], 0.05) + M.soft_qd_single_exact(3.0, b[1], 0.05)
+    exact = S.soft_qd_single_exact(1.0, b[0], 0.05) + S.soft_qd_single_exact(3.0, b[1], 0.05)
     assert s == pytest.approx(exact, rel=1e-6)
     assert s == pytest.approx(4.0 * 2 * math.pi * 0.05 ** 2, rel=1e-4)  # box truncation at 4 sigma ~ 6e-5
 
 
 def test_identical_points_no_better_than_one():
     b = np.array([[0.4, 0.6], [0.4, 0.6]])
-    s_dup = M.soft_qd_score([1.0, 1.0], b, 0.1)
-    s_one = M.soft_qd_score([1.0], b[:1], 0.1)
+    s_dup = S.soft_qd_score([1.0, 1.0], b, 0.1)
+    s_one = S.soft_qd_score([1.0], b[:1], 0.1)
     assert s_dup == pytest.approx(s_one, rel=1e-12)
     # a duplicate with lower fitness changes nothing; the best one counts
-    assert M.soft_qd_score([1.0, 0.3], b, 0.1) == pytest.approx(s_one, rel=1e-12)
-    assert M.soft_qd_score([0.3, 2.0], b, 0.1) == pytest.approx(2 * s_one, rel=1e-12)
+    assert S.soft_qd_score([1.0, 0.3], b, 0.1) == pytest.approx(s_one, rel=1e-12)
+    assert S.soft_qd_score([0.3, 2.0], b, 0.1) == pytest.approx(2 * s_one, rel=1e-12)
 
 
 def test_monotone_adding_and_improving():
@@ -53,15 +56,15 @@ def test_monotone_adding_and_improving():
     for trial in range(20):
         n = rng.integers(1, 6)
         f, b = rng.random(n) * 10, rng.random((n, 2))
-        s = M.soft_qd_score(f, b, 0.1, grid_res=100)
+        s = S.soft_qd_score(f, b, 0.1, grid_res=100)
         f2, b2 = np.append(f, rng.random() * 10), np.vstack([b, rng.random((1, 2))])
-        assert M.soft_qd_score(f2, b2, 0.1, grid_res=100) >= s - 1e-12
+        assert S.soft_qd_score(f2, b2, 0.1, grid_res=100) >= s - 1e-12
         fi = f.copy(); fi[0] += 1.0  # improving a solution
-        assert M.soft_qd_score(fi, b, 0.1, grid_res=100) >= s - 1e-12
+        assert S.soft_qd_score(fi, b, 0.1, grid_res=100) >= s - 1e-12
     # Monte-Carlo path (m=4) is monotone too (common random numbers)
     f, b = rng.random(5) * 10, rng.random((5, 4))
-    s = M.soft_qd_score(f, b, 0.2, n_mc=20000, seed=1)
-    s2 = M.soft_qd_score(np.append(f, 1.0), np.vstack([b, rng.random((1, 4))]), 0.2, n_mc=20000, seed=1)
+    s = S.soft_qd_score(f, b, 0.2, n_mc=20000, seed=1)
+    s2 = S.soft_qd_score(np.append(f, 1.0), np.vstack([b, rng.random((1, 4))]), 0.2, n_mc=20000, seed=1)
     assert s2 >= s
 
 
@@ -71,19 +74,19 @@ def test_limit_to_qd_score_on_grid():
     b = np.stack(np.meshgrid(c, c, indexing="ij"), -1).reshape(-1, 2)
     f = np.arange(1, 10, dtype=float)
     b_all, f_all = np.vstack([b, b[:1]]), np.append(f, 0.5)
-    qd = M.qd_score_grid(f_all, b_all, bins=3)
+    qd = S.qd_score_grid(f_all, b_all, bins=3)
     assert qd["qd_score"] == pytest.approx(45.0) and qd["coverage"] == 1.0 and qd["n_filled"] == 9
-    errs = [abs(M.soft_qd_normalized(f_all, b_all, s, grid_res=600) / qd["qd_score"] - 1) for s in (0.1, 0.03, 0.01)]
+    errs = [abs(S.soft_qd_normalized(f_all, b_all, s, grid_res=600) / qd["qd_score"] - 1) for s in (0.1, 0.03, 0.01)]
     assert errs[-1] < 0.01
     assert errs[0] > errs[-1]  # converges as sigma -> 0
 
 
 def test_lower_bound_hand_values():
     # two points, distance^2 = 0.5, gamma^2 = 0.5 -> S~ = 4 + 9 - sqrt(36) * e^-1
-    v = M.soft_qd_lower_bound([4.0, 9.0], [[0.0, 0.0], [0.5, 0.5]], 0.5)
+    v = S.soft_qd_lower_bound([4.0, 9.0], [[0.0, 0.0], [0.5, 0.5]], 0.5)
     assert v == pytest.approx(13 - 6 * math.exp(-1))
     # identical points: 2f - f = f
-    assert M.soft_qd_lower_bound([3.0, 3.0], [[0.1], [0.1]], 1.0) == pytest.approx(3.0)
+    assert S.soft_qd_lower_bound([3.0, 3.0], [[0.1], [0.1]], 1.0) == pytest.approx(3.0)
 
 
 # ---------------------------------------------------------------- benchmarks and evaluation
@@ -105,11 +108,11 @@ def test_benchmarks_known_values():
 
 def test_qd_cvt_and_vendi():
     cents = np.array([[0.25, 0.5], [0.75, 0.5]])
-    r = M.qd_score_cvt([1.0, 2.0, 5.0], [[0.1, 0.5], [0.2, 0.4], [0.9, 0.9]], cents)
+    r = S.qd_score_cvt([1.0, 2.0, 5.0], [[0.1, 0.5], [0.2, 0.4], [0.9, 0.9]], cents)
     assert r["qd_score"] == pytest.approx(7.0) and r["coverage"] == 1.0
     # Vendi: n identical points -> 1; n very far points -> n
-    assert M.vendi_score(np.zeros((5, 2))) == pytest.approx(1.0, rel=1e-6)
-    assert M.vendi_score(np.eye(4) * 100.0) == pytest.approx(4.0, rel=1e-6)
+    assert S.vendi_score(np.zeros((5, 2))) == pytest.approx(1.0, rel=1e-6)
+    assert S.vendi_score(np.eye(4) * 100.0) == pytest.approx(4.0, rel=1e-6)
 
 
 # ---------------------------------------------------------------- SQUAD
@@ -117,8 +120,8 @@ def test_squad_increases_soft_qd_and_is_deterministic():
     kw = dict(benchmark="rastrigin", D=16, m=2, N=32, sigma2=0.1, batch_size=16, K=8, seed=3)
     r0 = M.squad(epochs=0, **kw)
     r = M.squad(epochs=15, **kw)
-    s0 = M.soft_qd_score(r0["f"], r0["b"], 0.05, grid_res=200)
-    s1 = M.soft_qd_score(r["f"], r["b"], 0.05, grid_res=200)
+    s0 = S.soft_qd_score(r0["f"], r0["b"], 0.05, grid_res=200)
+    s1 = S.soft_qd_score(r["f"], r["b"], 0.05, grid_res=200)
     assert s1 > 1.05 * s0
     assert r["history"]["lower_bound"][-1] > r["history"]["lower_bound"][0]
     assert r["history"]["mean_f"][-1] > r["history"]["mean_f"][0]
@@ -143,7 +146,7 @@ def test_squad_repulsion_spreads_descriptors():
     kw = dict(benchmark="sphere", D=16, m=2, N=32, epochs=30, batch_size=32, K=8, seed=0)
     no_rep = M.squad(sigma2=1e-9, **kw)  # kernel vanishes -> pure fitness ascent
     rep = M.squad(sigma2=1.0, **kw)
-    assert M.vendi_score(rep["b"], sigma_v=0.2) > M.vendi_score(no_rep["b"], sigma_v=0.2)
+    assert S.vendi_score(rep["b"], sigma_v=0.2) > S.vendi_score(no_rep["b"], sigma_v=0.2)
     assert no_rep["f"].mean() > rep["f"].mean()
 
 
@@ -188,7 +191,7 @@ def test_ribs_missing_gives_clear_error(monkeypatch):
 
 
 def test_ribs_evaluation_archive_is_fixed():
-    c1, c2 = M.ribs_cvt_centroids(3, 16, samples=500), M.ribs_cvt_centroids(3, 16, samples=500)
+    c1, c2 = S.ribs_cvt_centroids(3, 16, samples=500), S.ribs_cvt_centroids(3, 16, samples=500)
     assert c1.shape == (16, 3) and np.array_equal(c1, c2)
     assert c1.min() >= 0 and c1.max() <= 1
 
@@ -201,9 +204,9 @@ def test_baselines_start_each_emitter_at_its_own_random_solution():
 # ---------------------------------------------------------------- the paper's approx Soft QD (src/evaluate.py)
 def test_approx_soft_qd_hand_values():
     # identical descriptors (logit 0): 4 + 9 - sqrt(36) = 7
-    assert M.approx_soft_qd_score([4.0, 9.0], [[0.5, 0.5], [0.5, 0.5]]) == pytest.approx(7.0)
+    assert S.approx_soft_qd_score([4.0, 9.0], [[0.5, 0.5], [0.5, 0.5]]) == pytest.approx(7.0)
     # logit(0.5) = 0, logit(0.75) = ln 3; m = 1 -> gamma^2 = 1/6: 1 + 1 - exp(-6 ln(3)^2)
-    v = M.approx_soft_qd_score([1.0, 1.0], [[0.5], [0.75]])
+    v = S.approx_soft_qd_score([1.0, 1.0], [[0.5], [0.75]])
     assert v == pytest.approx(2 - math.exp(-6 * math.log(3) ** 2))
 
 
@@ -211,22 +214,21 @@ def test_approx_soft_qd_hand_values():
 def test_faulty_mean_score_breaks_monotonicity_and_the_limit():
     # the C4 control: adding a weak solution lowers the averaged score, and its limit is the mean fitness, not the sum
     b = np.array([[0.3, 0.3]])
-    s = M.soft_qd_score([10.0], b, 0.05, grid_res=200, aggregate="mean")
-    s2 = M.soft_qd_score([10.0, 1.0], np.vstack([b, [[0.7, 0.7]]]), 0.05, grid_res=200, aggregate="mean")
+    s = S.soft_qd_score([10.0], b, 0.05, grid_res=200, aggregate="mean")
+    s2 = S.soft_qd_score([10.0, 1.0], np.vstack([b, [[0.7, 0.7]]]), 0.05, grid_res=200, aggregate="mean")
     assert s2 < s
     two = dict(f=[2.0, 4.0], b=[[0.25, 0.25], [0.75, 0.75]], sigma=0.02, grid_res=400)
-    assert M.soft_qd_normalized(aggregate="mean", **two) == pytest.approx(3.0, rel=1e-3)
-    assert M.soft_qd_normalized(**two) == pytest.approx(6.0, rel=1e-3)
+    assert S.soft_qd_normalized(aggregate="mean", **two) == pytest.approx(3.0, rel=1e-3)
+    assert S.soft_qd_normalized(**two) == pytest.approx(6.0, rel=1e-3)
     with pytest.raises(ValueError, match="faulty control"):
-        M.soft_qd_score([1.0], b, 0.1, aggregate="sum")
+        S.soft_qd_score([1.0], b, 0.1, aggregate="sum")
 
 
 def test_run_budget_and_per_m_knobs():
-    from workflow.papers.soft_qd import run
-    assert run.budget({"N": 512, "epochs": 300}) == 154_112
-    assert run.per_m({"m4": 0.1, "m16": 1.0}, 16) == 1.0 and run.per_m(0.3, 7) == 0.3
+    assert plan.budget({"N": 512, "epochs": 300}) == 154_112
+    assert plan.per_m({"m4": 0.1, "m16": 1.0}, 16) == 1.0 and plan.per_m(0.3, 7) == 0.3
     with pytest.raises(ValueError, match="add 'm8: ...'"):
-        run.per_m({"m4": 0.1}, 8)
+        plan.per_m({"m4": 0.1}, 8)
 
 
 def test_ratio_to_best_baseline_is_paired_per_seed():
@@ -328,7 +330,7 @@ def test_tuning_seed_is_never_a_reported_seed_and_grids_cover_the_tuned_knobs():
         assert t["seed"] not in set(p["seeds"]) | set(p["sweep"]["seeds"]) | {p["heatmap"]["seed"]}
         assert set(t["grid"]["squad"]) == {"sigma2", "lr"}
         for method in ("cma_mae", "cma_maega", "map_elites"):
-            assert set(t["grid"][method]) == set(p[method]), method  # every tuned knob has a grid, and only those
+            assert set(t["grid"][method]) == set(p["ribs"][method]), method  # every tuned knob has a grid, and only those
 
 
 def test_tuning_grid_and_winners():
@@ -338,7 +340,7 @@ def test_tuning_grid_and_winners():
     assert T.configs({"b": [1, 2], "a": [0.5]}) == [{"a": 0.5, "b": 1}, {"a": 0.5, "b": 2}]
     table = pd.DataFrame([{"method": "cma_mae", "m": 4, "seed": 100, "sigma0": s, "archive_lr": 0.01, "qd_score": q,
                            "coverage": 0, "vendi": 0, "mean_f": 0, "n_evals": 0} for s, q in ((0.5, 10.0), (2.0, 30.0))])
-    w = W.winners([table], {"cma_mae": {"sigma0": {"m4": 2.0}, "archive_lr": {"m4": 0.05}}})
+    w = W.winners([table], {"ribs": {"cma_mae": {"sigma0": {"m4": 2.0}, "archive_lr": {"m4": 0.05}}}})
     got = w.set_index("knob")
     assert got.loc["sigma0", "winner"] == 2.0 and bool(got.loc["sigma0", "agrees"])
     assert not bool(got.loc["archive_lr", "agrees"])
@@ -347,6 +349,52 @@ def test_tuning_grid_and_winners():
 def test_tune_runs_every_configuration_on_the_tuning_seed():
     from workflow.papers.soft_qd import tune as T
     p = {"N": 16, "epochs": 2, "D": 8, "batch_size": 16, "K": 4, "cells": 20, "n_emitters": 2, "batch_per_emitter": 8}
-    cents = M.cvt_centroids(2, 16, samples=500)
+    cents = S.cvt_centroids(2, 16, samples=500)
     t = T.tune("squad", 2, 100, p, {"sigma2": [0.1, 1.0], "lr": [0.05]}, cents, log=lambda *_: None)
     assert len(t) == 2 and set(t.sigma2) == {0.1, 1.0} and (t.seed == 100).all() and (t.n_evals == 48).all()
+
+
+# ---------------------------------------------------------------- the plan: job lists as functions of the params
+def test_plan_lists_every_run_once_in_one_job_per_benchmark_m_seed():
+    from workflow.core.params import load
+    assert set(plan.BENCHMARKS) == set(M.BENCHMARKS)
+    for profile in ("default", "smoke"):
+        p = load(profile)["soft_qd"]
+        runs = plan.runs(p)
+        assert len(runs) == len(set(runs))
+        grid = {(b, m, meth, s) for b, spec in p["benchmarks"].items() for m in spec["ms"] for meth in p["methods"]
+                for s in spec.get("seeds", p["seeds"])}
+        control = {(p["control"]["benchmark"], m, plan.CONTROL, s) for m in p["control"]["ms"] for s in p["seeds"]}
+        heat = {("rastrigin", p["heatmap"]["m"], meth, p["heatmap"]["seed"]) for meth in p["methods"]}
+        assert set(runs) == grid | control | heat
+        # every run sits in exactly one job, and a job's methods are the runs at its benchmark x m x seed
+        jobs = plan.jobs(p)
+        assert sum(len(plan.job_methods(p, *job)) for job in jobs) == len(runs)
+        assert len(plan.job_paths(p)) == len(set(plan.job_paths(p))) == len(jobs)
+        assert plan.heatmap_path(p) in plan.job_paths(p)
+        assert set(plan.run_ms(p)) <= set(plan.archive_ms(p)) and p["sweep"]["m"] in plan.archive_ms(p)
+    p = load("default")["soft_qd"]
+    assert len(plan.jobs(p)) == 3 * 3 + 2 + 1  # rastrigin m4/m8/m16 x 3 seeds, sphere m4/m16 x 1 seed, heatmap m2
+    assert plan.job_methods(p, "rastrigin", 4, 1) == ["squad", "cma_mae", "cma_maega", "map_elites", plan.CONTROL]
+    assert plan.job_methods(p, "rastrigin", 8, 0) == ["squad", "cma_mae", "cma_maega", "map_elites"]
+    assert plan.job_methods(p, "rastrigin", 2, 0) == ["squad", "cma_mae", "cma_maega", "map_elites"]
+    assert plan.run_section({"soft_qd.seeds": [0], "soft_qd.evaluation.vendi_max_n": 5}) == {
+        "seeds": [0], "evaluation.vendi_max_n": 5}
+
+
+def test_a_run_job_gives_each_method_its_own_knobs():
+    from workflow.papers.soft_qd import run as R
+    p = {"N": 8, "epochs": 2, "D": 16, "lr": {"m4": 0.05}, "sigma2": {"m4": 0.1}, "batch_size": 8, "K": 4,
+         "cells": 50, "n_emitters": 2, "batch_per_emitter": 4,
+         "cma_mae": {"sigma0": {"m4": 2.0}, "archive_lr": {"m4": 0.01}},
+         "cma_maega": {"sigma0": {"m4": 0.5}, "lr": {"m4": 0.5}, "archive_lr": {"m4": 0.01}},
+         "map_elites": {"iso_sigma": {"m4": 0.5}, "line_sigma": {"m4": 0.2}}}
+    assert R.knobs("squad", p) == R.knobs(plan.CONTROL, p) == {"N": 8, "epochs": 2, "D": 16, "lr": {"m4": 0.05},
+                                                               "sigma2": {"m4": 0.1}, "batch_size": 8, "K": 4}
+    assert R.knobs("cma_maega", p)["lr"] == {"m4": 0.5} and R.knobs("cma_maega", p)["cells"] == 50
+    assert "sigma2" not in R.knobs("map_elites", p)
+    # a method run inside a job is the run it would be alone (its own seed, nothing shared between methods)
+    alone = R.run_one("squad", "rastrigin", 4, 3, p, log=lambda *_: None)
+    R.run_one("map_elites", "rastrigin", 4, 3, p, log=lambda *_: None)
+    again = R.run_one("squad", "rastrigin", 4, 3, p, log=lambda *_: None)
+    assert np.array_equal(alone["f"], again["f"]) and np.array_equal(alone["b"], again["b"])

@@ -283,3 +283,15 @@ def test_controls_are_measured_by_the_same_function():
     assert c["unfrozen"]["k2_trainable_minus_3dN"] == [1000.0 - 3 * 8 * 6]  # the freezing check catches it
     assert c["unfrozen"]["k2_time_ratio_vs_retrain"] == pytest.approx([0.6])
     assert (years.loc[years.method == "stbp", "mae_avg"] == 10.0).all()  # the controls leave the table untouched
+
+
+def test_plan_lists_each_run_once_in_plan_order():
+    from workflow.papers.stbp import plan
+
+    runs_of = {"stream": {"main": {"methods": ["stbp", "static"], "seeds": [0, 1]},
+                          "ablations": {"methods": ["stbp_no_freq", "stbp"], "seeds": [0]}},
+               "pedestrian": {"main": {"methods": ["stbp"], "seeds": [2]}, "ablations": {"methods": [], "seeds": []}}}
+    assert plan.runs(runs_of) == [("stream", "stbp", 0), ("stream", "stbp", 1), ("stream", "static", 0),
+                                  ("stream", "static", 1), ("stream", "stbp_no_freq", 0), ("pedestrian", "stbp", 2)]
+    assert plan.run_paths(runs_of)[-1] == "results/stbp/runs/pedestrian/stbp_s2.json"
+    assert plan.raw_files("stream") == [] and plan.raw_files("pedestrian") == ["data/raw/pedestrian.csv"]

@@ -33,7 +33,8 @@ def _absolute(node: ast.ImportFrom, module: str, is_package: bool) -> str:
     return ".".join(parts[:keep] + ([node.module] if node.module else []))
 
 
-def direct_imports(module: str, root: Path = ROOT) -> set[str]:
+@lru_cache(maxsize=None)
+def direct_imports(module: str, root: Path = ROOT) -> frozenset[str]:
     """The project modules one module imports (a `from pkg import name` counts name when it is a module)."""
     path = module_file(module, root)
     tree = ast.parse(path.read_text(), filename=str(path))
@@ -45,7 +46,7 @@ def direct_imports(module: str, root: Path = ROOT) -> set[str]:
             base = _absolute(node, module, path.name == "__init__.py")
             found.add(base)
             found |= {f"{base}.{alias.name}" for alias in node.names}
-    return {m for m in found if m.split(".")[0] == PACKAGE and module_file(m, root)}
+    return frozenset(m for m in found if m.split(".")[0] == PACKAGE and module_file(m, root))
 
 
 def with_packages(module: str) -> list[str]:

@@ -8,17 +8,10 @@ import numpy as np
 from workflow.core.io import write_json, write_npz
 from workflow.core.step import Step
 
-from . import methods
+from . import methods, references
+from .plan import family_and_index
 
-FAMILIES = {"gr": (methods.make_gr, 0), "gauss": (methods.make_gauss, 1000)}
-
-
-def family_and_index(dataset: str) -> tuple[str, int]:
-    """'gr3' -> ('gr', 3)."""
-    family = dataset.rstrip("0123456789")
-    if family not in FAMILIES or family == dataset:
-        raise ValueError(f"data set '{dataset}' is not <family><index> with family in {sorted(FAMILIES)}")
-    return family, int(dataset[len(family):])
+FAMILIES = {"gr": (references.make_gr, 0), "gauss": (references.make_gauss, 1000)}  # generator, seed offset
 
 
 def generate(dataset: str, n: int, d: int, seed: int, refs: dict) -> tuple[dict, dict]:
@@ -27,8 +20,8 @@ def generate(dataset: str, n: int, d: int, seed: int, refs: dict) -> tuple[dict,
     make, offset = FAMILIES[family]
     rng = np.random.default_rng(seed + offset + k)
     X, y, info = make(rng, n=n, d=d)
-    l2, linf = methods.l2_max_margin(X, y), methods.linf_max_margin(X, y)
-    fp = methods.mahalanobis_fixed_point(X, y, damping=refs["damping"], tol=refs["tol"], max_iter=refs["max_iter"])
+    l2, linf = references.l2_max_margin(X, y), references.linf_max_margin(X, y)
+    fp = references.mahalanobis_fixed_point(X, y, damping=refs["damping"], tol=refs["tol"], max_iter=refs["max_iter"])
     arrays = dict(X=X, y=y, w2=l2["w"], winf=linf["w"], wfp=fp["w"], p=fp["p"],
                   gamma2=np.float64(l2["gamma"]), gamma_inf=np.float64(linf["gamma"]))
     summary = {"dataset": dataset, "family": family, "rejection_tries": info.get("tries"),

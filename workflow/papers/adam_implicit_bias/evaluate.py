@@ -27,14 +27,17 @@ CONTROLS = {
 }
 
 
-def load_runs(paths: list[Path]) -> pd.DataFrame:
-    """Long table of the recorded curves: dataset, algorithm, step, metric, value (from .../train/<dataset>/<algo>.npz)."""
-    frames = []
-    for path in paths:
-        traj = read_npz(path)
+def load_runs(files: dict[tuple[str, str], str]) -> pd.DataFrame:
+    """Long table of the recorded curves: dataset, algorithm, step, metric, value, from {(dataset, algorithm): the
+    train job's .npz holding that run (its arrays named <algorithm>.<field>)}."""
+    frames, jobs = [], {}
+    for (dataset, algo), path in files.items():
+        if path not in jobs:
+            jobs[path] = read_npz(path)
+        traj = jobs[path]
         for metric in ("cos_w2", "cos_winf", "cos_wfp", "r2", "rinf"):
-            frames.append(pd.DataFrame({"dataset": path.parent.name, "algorithm": path.stem, "step": traj["steps"],
-                                        "metric": metric, "value": traj[metric]}))
+            frames.append(pd.DataFrame({"dataset": dataset, "algorithm": algo, "step": traj[f"{algo}.steps"],
+                                        "metric": metric, "value": traj[f"{algo}.{metric}"]}))
     return pd.concat(frames, ignore_index=True)
 
 
@@ -105,7 +108,7 @@ def main(argv=None):
     step.parser.add_argument("--table", type=Path, required=True)
     step.parser.add_argument("--claims", type=Path, required=True)
     args, p = step.start(argv)
-    curves = load_runs([Path(path) for path in plan.run_paths(p)])
+    curves = load_runs(plan.run_files(p))
     table = final_table(curves)
     result = claims_mod.check(CLAIMS, measure(table), args.profile, args.claims, step.log, controls=measure_controls(table))
     write_text(args.curves, curves.to_csv(index=False))

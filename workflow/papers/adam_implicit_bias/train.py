@@ -1,4 +1,8 @@
-"""Run one optimiser on one data set from w_0 = 0 and save its iterates at log-spaced steps."""
+"""Run a group of optimisers on one data set, each from w_0 = 0, and save their iterates at log-spaced steps.
+
+The group (the data set's family plan, or the batch-size sweep) and its algorithms come from the paper's plan.
+Each run is deterministic and independent of the others, so a group gives the same numbers as one job per run.
+"""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,7 +12,7 @@ import numpy as np
 from workflow.core.io import read_npz, write_npz
 from workflow.core.step import Step
 
-from . import methods
+from . import methods, plan
 
 
 def direction_metrics(W: np.ndarray, data: dict) -> dict[str, np.ndarray]:
@@ -22,6 +26,7 @@ def direction_metrics(W: np.ndarray, data: dict) -> dict[str, np.ndarray]:
 
 
 def run(data: dict, p: dict) -> dict:
+    """One run: ``p`` = the train section merged with one algorithm's settings (optimizer, batch, beta2)."""
     n = len(data["y"])
     batch = n if p["batch"] == 0 else p["batch"]
     record_at = methods.log_steps(p["steps"], p["record_points"])
@@ -31,15 +36,25 @@ def run(data: dict, p: dict) -> dict:
 
 def main(argv=None):
     step = Step("adam_implicit_bias", "train", __doc__)
+    step.parser.add_argument("dataset", help="<family><index>, e.g. gr0 or gauss3")
+    step.parser.add_argument("--group", choices=plan.GROUPS, required=True, help="which of the data set's runs")
     step.parser.add_argument("--data", type=Path, required=True)
-    step.parser.add_argument("--out", type=Path, required=True, help=".npz with recorded steps and iterates")
-    args, p = step.start(argv)
+    step.parser.add_argument("--out", type=Path, required=True,
+                             help=".npz with <algorithm>.steps, <algorithm>.w and its direction metrics per run")
+    args, _ = step.start(argv)
+    settings, algorithms = step.values["adam_implicit_bias.train"], step.values["adam_implicit_bias.algorithms"]
+    names = plan.algorithms(step.values["adam_implicit_bias.plan"], plan.family_and_index(args.dataset)[0], args.group)
     data = read_npz(args.data)
-    traj = run(data, p)
-    curves = direction_metrics(traj["w"], data)
-    write_npz(args.out, steps=traj["steps"], w=traj["w"], **curves)
-    step.finish(metrics={f"final_{k}": v[-1] for k, v in curves.items()},
-                curves={k: list(zip(traj["steps"], v)) for k, v in curves.items()}, outputs=[args.out])
+    arrays, metrics, curves = {}, {}, {}
+    for name in names:
+        traj = run(data, settings | algorithms[name])
+        runs = direction_metrics(traj["w"], data)
+        arrays |= {f"{name}.{k}": v for k, v in {"steps": traj["steps"], "w": traj["w"], **runs}.items()}
+        metrics |= {f"{name}.final_{k}": v[-1] for k, v in runs.items()}
+        curves |= {f"{name}.{k}": list(zip(traj["steps"], v)) for k, v in runs.items()}
+        step.log(f"{name}: " + " ".join(f"{k} {v[-1]:.4f}" for k, v in runs.items()))
+    write_npz(args.out, **arrays)
+    step.finish(metrics=metrics, curves=curves, outputs=[args.out])
 
 
 if __name__ == "__main__":

@@ -1,5 +1,9 @@
 """The paper's main table (data set x base x horizon x seed rows, methods as columns) and the claims of claims.yaml.
 
+The cells' files (and the one whose traces Figs. B/C show) are found through the paper's plan (``plan.tta_paths``,
+``plan.trace_path`` of the ``cosa.datasets`` section), the same functions the rule file builds its inputs from: no
+command line grows with the number of cells.
+
 Each claim's metrics are measured once per unit (a cell, or a (base, seed) pair for K3) by ``measure``; the
 negative controls are judged by the same checks on ``measure`` with the control run in COSA's place."""
 from __future__ import annotations
@@ -12,6 +16,8 @@ import pandas as pd
 from workflow.core import claims as claims_mod
 from workflow.core.io import read_json, read_npz, write_text
 from workflow.core.step import Step
+
+from . import plan
 
 CLAIMS = Path(__file__).with_name("claims.yaml")
 REAL_HOURLY = ("vic_elec", "EPF_FR_BE")
@@ -94,17 +100,15 @@ def stream_trace(traces: Path) -> pd.DataFrame:
 
 def main(argv=None):
     step = Step("cosa", "evaluate", __doc__)
-    step.parser.add_argument("cells", type=Path, nargs="+", help="tta/<dataset>/<base>_H<h>.json files")
-    step.parser.add_argument("--traces", type=Path, required=True, help="the .npz traces of the cell shown in Figs. B/C")
     step.parser.add_argument("--table", type=Path, required=True)
     step.parser.add_argument("--stream", type=Path, required=True)
     step.parser.add_argument("--claims", type=Path, required=True)
-    args, _ = step.start(argv)
-    table = long_table(args.cells)
+    args, datasets = step.start(argv)  # the rule reads cosa.datasets: the plan's cells
+    table = long_table([Path(path) for path in plan.tta_paths(datasets)])
     controls = {name: measure(table, run) for name, run in CONTROLS.items()}
     result = claims_mod.check(CLAIMS, measure(table), args.profile, args.claims, step.log, controls=controls)
     write_text(args.table, table.to_csv(index=False, float_format="%.6g"))
-    write_text(args.stream, stream_trace(args.traces).to_csv(index=False, float_format="%.6g"))
+    write_text(args.stream, stream_trace(Path(plan.trace_path(datasets))).to_csv(index=False, float_format="%.6g"))
     step.finish(metrics=claims_mod.as_metrics(result), artifacts=[args.table, args.claims],
                 outputs=[args.table, args.stream, args.claims])
 

@@ -1,17 +1,18 @@
-"""Core algorithms for the ``cosa`` reproduction (COSA, Im & Kwon, ICLR 2026).
+"""Core algorithms for the ``cosa`` reproduction (COSA, Im & Kwon, ICLR 2026): its data (numpy only).
 
 "COSA: Context-aware Output-Space Adapter for Test-Time Adaptation in Time Series Forecasting";
-official code github.com/bigbases/COSA_ICLR2026 (built on TAFAS, github.com/kimanki/TAFAS). This module
-follows the miniature design of ``shared/papers/cosa.md`` section 5.3:
+official code github.com/bigbases/COSA_ICLR2026 (built on TAFAS, github.com/kimanki/TAFAS). The paper's
+modules follow the miniature design of ``shared/papers/cosa.md`` section 5.3:
 
-* data: ``ett_like`` (ETTh1-like 7-channel hourly generator with a distribution shift in the test
-  segment), ``chrono_split`` (60/20/20), ``zscore`` (train statistics);
-* base forecasters (``models.py``): ``make_base`` ("dlinear", "mlp" = MLP + RevIN), ``train_base``;
-* test-time adaptation (``stream.py``): ``paas_period``, ``run_stream`` (leakage-free TAFAS/COSA stream
+* data (this module, no torch: the prepare step imports it): ``ett_like`` (ETTh1-like 7-channel hourly
+  generator with a distribution shift in the test segment), ``chrono_split`` (60/20/20), ``zscore`` (train
+  statistics), ``split_of`` (a prepared data file's split);
+* base forecasters (``models.py``, torch): ``make_base`` ("dlinear", "mlp" = MLP + RevIN), ``train_base``,
+  ``load_base``;
+* test-time adaptation (``stream.py``, torch): ``paas_period``, ``run_stream`` (leakage-free TAFAS/COSA stream
   for every entry of ``METHODS``), ``select_hparams`` (validation-stream grid search).
 
-Pure functions, no file I/O, no printing; deterministic given the seeds. Callers should run torch with
-one thread (``torch.set_num_threads(1)``).
+Pure functions, no file I/O, no printing; deterministic given the seeds.
 """
 
 from __future__ import annotations
@@ -20,18 +21,14 @@ import numpy as np
 
 from workflow.lib.timeseries import chrono_split  # shared with stbp (ETT/PEMS 60/20/20 convention)
 
-from .models import DLinear, MLPRevIN, RevIN, gather_windows, make_base, train_base, window_starts
-from .stream import (CALR, GCM, METHODS, ContextBuffer, OutputAdapter, TafasLite, paas_period, partial_mask,
-                     run_stream, select_hparams)
-
-__all__ = [
-    "ett_like", "chrono_split", "zscore", "SHIFTS",
-    "make_base", "train_base", "DLinear", "MLPRevIN", "RevIN", "window_starts", "gather_windows",
-    "METHODS", "paas_period", "run_stream", "select_hparams", "ContextBuffer", "CALR", "OutputAdapter",
-    "GCM", "TafasLite", "partial_mask",
-]
+__all__ = ["ett_like", "chrono_split", "zscore", "split_of", "SHIFTS"]
 
 SHIFTS = ("level", "mixed", "none")
+
+
+def split_of(data: dict) -> dict:
+    """The chronological split stored in a prepared data file: {"train"|"val"|"test": (start, end)}."""
+    return {k: tuple(int(v) for v in data[f"split_{k}"]) for k in ("train", "val", "test")}
 
 
 def zscore(series, train_range) -> tuple[np.ndarray, dict]:

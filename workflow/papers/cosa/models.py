@@ -19,7 +19,7 @@ Training (``train_base``): MSE, Adam, mini-batches of windows whose input and fu
 train range; early stopping on the mean MSE of the validation windows (forecast start inside the val
 range, full horizon inside it, input may reach back into train); the model ends with its best weights.
 
-No file I/O, no printing; deterministic given ``seed`` (runs with one torch thread).
+No printing, no file I/O but ``load_base`` (reads a checkpoint); deterministic given ``seed`` (one torch thread).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import torch.nn as nn
 
 from workflow.lib.training import EarlyStopping  # shared by every paper that trains with a validation split
 
-__all__ = ["DLinear", "RevIN", "MLPRevIN", "make_base", "train_base", "window_starts", "gather_windows"]
+__all__ = ["DLinear", "RevIN", "MLPRevIN", "make_base", "load_base", "train_base", "window_starts", "gather_windows"]
 
 
 class DLinear(nn.Module):
@@ -109,6 +109,18 @@ def make_base(kind: str, lookback: int, horizon: int, channels: int, seed: int =
         if kind == "mlp":
             return MLPRevIN(lookback, horizon, channels, hidden=hidden)
     raise ValueError(f"unknown base kind {kind!r}; expected 'dlinear' or 'mlp'")
+
+
+def load_base(path) -> nn.Module:
+    """Rebuild a frozen base from a tensors-only checkpoint (``workflow.core.io.save_state``; no arbitrary
+    unpickling), in eval mode."""
+    from workflow.core.io import load_state
+
+    ckpt = load_state(path)
+    meta = ckpt["meta"]
+    model = make_base(meta["kind"], meta["lookback"], meta["horizon"], meta["channels"])
+    model.load_state_dict(ckpt["state_dict"])
+    return model.eval()
 
 
 def window_starts(rng: tuple[int, int], lookback: int, horizon: int, input_floor: int = 0) -> np.ndarray:

@@ -3,16 +3,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import torch
-
 from workflow.core.io import read_npz, save_state, write_json
 from workflow.core.step import Step, seed_everything
 
-from . import models
-
-
-def split_of(data: dict) -> dict:
-    return {k: tuple(int(v) for v in data[f"split_{k}"]) for k in ("train", "val", "test")}
+from . import methods, models
 
 
 def main(argv=None):
@@ -28,8 +22,8 @@ def main(argv=None):
     data = read_npz(args.data)
     series = data["series"]
     model = models.make_base(args.base, p["lookback"], args.horizon, series.shape[1], seed=args.seed)
-    history = models.train_base(model, series, split_of(data), p["lookback"], args.horizon, epochs=p["epochs"], lr=p["lr"],
-                                batch_size=p["batch_size"], patience=p["patience"], seed=args.seed,
+    history = models.train_base(model, series, methods.split_of(data), p["lookback"], args.horizon, epochs=p["epochs"],
+                                lr=p["lr"], batch_size=p["batch_size"], patience=p["patience"], seed=args.seed,
                                 progress=lambda e, tr, va: step.log(f"epoch {e}: train MSE {tr:.4f}  val MSE {va:.4f}"))
     meta = {"kind": args.base, "lookback": p["lookback"], "horizon": args.horizon, "channels": int(series.shape[1])}
     save_state(args.out, {k: v.detach().clone() for k, v in model.state_dict().items()}, meta)
@@ -37,17 +31,6 @@ def main(argv=None):
     step.finish(metrics={"best_val_mse": history["best_val"], "epochs_run": history["epochs_run"]},
                 curves={"train_mse": list(enumerate(history["train_loss"])), "val_mse": list(enumerate(history["val_loss"]))},
                 outputs=[args.out, args.summary])
-
-
-def load_base(path: Path) -> torch.nn.Module:
-    """Rebuild a frozen base from a tensors-only checkpoint (no arbitrary unpickling)."""
-    from workflow.core.io import load_state
-
-    ckpt = load_state(path)
-    meta = ckpt["meta"]
-    model = models.make_base(meta["kind"], meta["lookback"], meta["horizon"], meta["channels"])
-    model.load_state_dict(ckpt["state_dict"])
-    return model.eval()
 
 
 if __name__ == "__main__":

@@ -13,8 +13,7 @@ import numpy as np
 from workflow.core.io import read_npz, write_json, write_npz
 from workflow.core.step import Step
 
-from . import stream
-from .train_base import load_base, split_of
+from . import methods, models, stream
 
 TUNED = {"cosa": "cosa", "tafas_lite": "tafas_lite", "cosa_no_ctx": "cosa", "cosa_no_gate": "cosa",
          "cosa_no_pogt": "cosa", "cosa_no_calr": "cosa", "cosa_stale_gt": "cosa",
@@ -87,15 +86,15 @@ def main(argv=None):
     step.parser.add_argument("--traces", type=Path, required=True, help=".npz per-window errors and gate traces")
     args, p = step.start(argv)
     data = read_npz(args.data)
-    base = load_base(args.base)
-    summary, traces = evaluate_cell(base, data["series"], split_of(data), p["lookback"], args.horizon, p,
+    base = models.load_base(args.base)
+    summary, traces = evaluate_cell(base, data["series"], methods.split_of(data), p["lookback"], args.horizon, p,
                                     seed=args.seed, log=step.log)
     write_npz(args.traces, **traces)
     write_json(args.out, summary)
-    methods = {m: s for m, s in summary.items() if m != "leak_check"}
-    no_tta = methods["no_tta"]["mse"]
-    step.finish(metrics={f"mse.{m}": s["mse"] for m, s in methods.items()}
-                | {f"rel_impr.{m}": (no_tta - s["mse"]) / no_tta for m, s in methods.items()}
+    runs = {m: s for m, s in summary.items() if m != "leak_check"}
+    no_tta = runs["no_tta"]["mse"]
+    step.finish(metrics={f"mse.{m}": s["mse"] for m, s in runs.items()}
+                | {f"rel_impr.{m}": (no_tta - s["mse"]) / no_tta for m, s in runs.items()}
                 | {f"leak_check.{m}.{k}": v for m, check in summary["leak_check"].items() for k, v in check.items()},
                 outputs=[args.out, args.traces])
 

@@ -1,4 +1,6 @@
-"""Collect every cell's frontiers and test points into long tables and judge claims.yaml (one unit = a (data set, seed))."""
+"""Collect every cell's frontiers and test points into long tables and judge claims.yaml (one unit = a (data set, seed)).
+
+The cells and their files come from the plan (params.yaml: fairness_pareto.plan), not from the command line."""
 from __future__ import annotations
 
 import re
@@ -12,6 +14,7 @@ from workflow.core.io import read_json, write_text
 from workflow.core.step import Step
 
 from . import methods as M
+from . import plan
 
 CLAIMS = Path(__file__).with_name("claims.yaml")
 CELL = re.compile(r"^(?P<dataset>[A-Za-z0-9_]+?)_s(?P<seed>[0-9]+)(?:_(?P<rest>[A-Za-z0-9]+))?$")
@@ -160,14 +163,14 @@ def measure(cells: pd.DataFrame) -> dict[str, list[float]]:
 
 def main(argv=None):
     step = Step("fairness_pareto", "evaluate", __doc__)
-    for name in ("frontiers", "fairfair", "summaries", "points", "controls"):
-        step.parser.add_argument(f"--{name}", type=Path, nargs="+", required=True)
     for name in ("out-frontiers", "out-fairfair", "out-points", "out-cells", "claims"):
         step.parser.add_argument(f"--{name}", type=Path, required=True)
-    args, _ = step.start(argv)
-    fr, ff, pts = gather(args.frontiers, "csv"), gather(args.fairfair, "csv"), gather(args.points, "csv")
-    ctrl = gather(args.controls, "csv")
-    summ = gather(args.summaries, "json")
+    args, p = step.start(argv)  # p: the plan section (which cells exist)
+    files = {kind: [Path(path) for path in plan.paths(p, kind)]
+             for kind in ("frontiers", "fairfair", "points", "control", "summary")}
+    fr, ff, pts = gather(files["frontiers"], "csv"), gather(files["fairfair"], "csv"), gather(files["points"], "csv")
+    ctrl = gather(files["control"], "csv")
+    summ = gather(files["summary"], "json")
     rows = []
     for s in summ.to_dict("records"):
         def of(table):

@@ -19,6 +19,7 @@ import pandas as pd
 from workflow.core.io import read_json, read_npz, write_json, write_text
 from workflow.core.step import Step
 
+from . import lp
 from . import methods as M
 
 
@@ -30,22 +31,16 @@ def eps_grid(step: float, fine_max: float, coarse_step: float) -> np.ndarray:
     return grid[grid <= 1.0]  # eps = 1 (no constraint) is always there: the drops are measured to it
 
 
-def roc_with_base(logit, y, g, z_b, n_thresholds: int) -> list:
-    """Group ROC points of the base score, with z_b's own group points added (its 0 threshold may fall between)."""
-    roc = M.roc_points(logit, y, g, n_thresholds)
-    return [np.unique(np.vstack([roc[a], [[z_b[2 * a], z_b[2 * a + 1]]]]), axis=0) for a in (0, 1)]
-
-
 FRONTIERS = ("ours", "ours_owncaps", "fact", "factgstar", "postproc")
 
 
 def frontier_table(s: dict, roc, joint, grid, notions, frontiers=FRONTIERS) -> pd.DataFrame:
     a0, a1, b, zb = s["alpha0"], s["alpha1"], s["beta"], np.asarray(s["z_b"])
-    solve = {"ours": lambda eps, notion: M.ms_frontier(a0, a1, b, eps, notion, z_b=zb, zb_groups=tuple(s["caps"])),
-             "ours_owncaps": lambda eps, notion: M.ms_frontier(a0, a1, b, eps, notion, z_b=zb),
-             "fact": lambda eps, notion: M.fact_frontier(a0, a1, b, eps, zb, notion),
-             "factgstar": lambda eps, notion: M.fact_gstar_frontier(a0, a1, b, eps, roc, notion),
-             "postproc": lambda eps, notion: M.score_frontier(joint, eps, notion)}
+    solve = {"ours": lambda eps, notion: lp.ms_frontier(a0, a1, b, eps, notion, z_b=zb, zb_groups=tuple(s["caps"])),
+             "ours_owncaps": lambda eps, notion: lp.ms_frontier(a0, a1, b, eps, notion, z_b=zb),
+             "fact": lambda eps, notion: lp.fact_frontier(a0, a1, b, eps, zb, notion),
+             "factgstar": lambda eps, notion: lp.fact_gstar_frontier(a0, a1, b, eps, roc, notion),
+             "postproc": lambda eps, notion: lp.score_frontier(joint, eps, notion)}
     rows = [{"frontier": f, "notion": notion, "eps": float(eps), "acc": solve[f](eps, notion)["acc"]}
             for notion in notions for eps in grid for f in frontiers]
     return pd.DataFrame(rows)
@@ -80,7 +75,7 @@ def fairfair_table(s: dict, eps_eod, n_levels: int) -> pd.DataFrame:
     rows = []
     for eta in np.linspace(const, s["acc_b"], n_levels):
         for eps in eps_eod:
-            r = M.fairness_fairness_frontier(a0, a1, b, eps, eta, z_b=zb, zb_groups=tuple(s["caps"]))
+            r = lp.fairness_fairness_frontier(a0, a1, b, eps, eta, z_b=zb, zb_groups=tuple(s["caps"]))
             rows.append({"eta": float(eta), "eta_rel": float((eta - const) / max(s["acc_b"] - const, 1e-12)),
                          "eps_eod": float(eps), "min_dp": r["dp"]})
     return pd.DataFrame(rows)
@@ -98,22 +93,22 @@ def main(argv=None):
     s, f = read_json(args.base), read_npz(args.features)
     y, g, logit = f["y_test"], f["g_test"], f["logit_test"]
     grid = eps_grid(p["eps_step"], p["eps_max"], p["eps_coarse_step"])
-    roc = roc_with_base(logit, y, g, s["z_b"], p["roc_thresholds"])
+    roc = M.roc_with_base(logit, y, g, s["z_b"], p["roc_thresholds"])
     joint = M.score_bins_joint(logit, y, g, np.unique(np.quantile(logit, np.linspace(0, 1, p["score_bins"] + 1))))
     table = frontier_table(s, roc, joint, grid, p["notions"])
     fairfair = fairfair_table(s, grid[grid <= p["eps_max"] + 1e-9], p["fairfair_levels"])
     a0, a1, b = s["alpha0"], s["alpha1"], s["beta"]
-    lemma2 = M.lemma2_accuracy(a0, a1, b)
+    lemma2 = lp.lemma2_accuracy(a0, a1, b)
     acc = table.set_index(["frontier", "notion", "eps"])["acc"]
     # the control of claim C3/C1: same model, group attribute permuted; claim notions only, no diagnostics
     s_ctrl, g_ctrl = shuffled_group_cell(logit, y, g, s["seed"])
-    control = frontier_table(s_ctrl, roc_with_base(logit, y, g_ctrl, s_ctrl["z_b"], p["roc_thresholds"]), None, grid,
+    control = frontier_table(s_ctrl, M.roc_with_base(logit, y, g_ctrl, s_ctrl["z_b"], p["roc_thresholds"]), None, grid,
                              ("eod", "dp"), frontiers=("ours", "fact", "factgstar"))
     summary = {"alpha0": a0, "alpha1": a1, "beta": b, "acc_b": s["acc_b"], "caps": s["caps"],
                **drop_summary(table, a0, a1, s["group_acc_vanilla"]),
                "lemma2_acc": lemma2["acc"], "const_acc": lemma2["const_acc"],
                # control of the Lemma 2 check: the same LP without its EOd = 0 constraint
-               "lemma2_acc_without_eod": M.lemma2_accuracy(a0, a1, b, with_eod=False)["acc"],
+               "lemma2_acc_without_eod": lp.lemma2_accuracy(a0, a1, b, with_eod=False)["acc"],
                "dp_drop_owncaps": float(acc["ours_owncaps", "dp", 1.0] - acc["ours_owncaps", "dp", 0.0]),
                "shuffled_group": {k: s_ctrl[k] for k in ("alpha0", "alpha1", "beta", "caps")}
                | drop_summary(control, s_ctrl["alpha0"], s_ctrl["alpha1"], s_ctrl["caps"])}

@@ -1,5 +1,6 @@
-"""One intervention family on one (data set, seed): fit on the validation split on top of the frozen base model,
-evaluate on test, and place each test point against the frontiers (ours, FACT, FACT+G-STAR) at its own fairness level.
+"""The intervention families on one (data set, seed), one after the other: each is fit on the validation split on top
+of the frozen base model, evaluated on test, and each test point is placed against the frontiers (ours, FACT,
+FACT+G-STAR) at its own fairness level. Each family starts from the same seeded state, as if it ran alone.
 
 Families (spec 4.3): ``ours`` (last-layer retraining of h2 with group-dependent bias, lambda-sweep, EOd and DP variants;
 and its control with one shared bias),
@@ -18,11 +19,8 @@ import pandas as pd
 from workflow.core.io import read_json, read_npz, write_text
 from workflow.core.step import Step, seed_everything
 
+from . import lp
 from . import methods as M
-from .frontiers import roc_with_base
-
-FAMILIES = ("ours", "gstar", "eqodds", "dfr", "expgrad")
-
 
 def frozen_score():
     """A prefit sklearn estimator whose input IS the frozen base logit (column 0), for ThresholdOptimizer."""
@@ -122,29 +120,37 @@ def place(points, f, s, roc, notions=("eod", "dp")) -> pd.DataFrame:
         row = {"method": method, "knob": float(knob), **{k: m[k] for k in ("acc", "dp", "eod", "eop")}}
         for notion in notions:
             e = m[notion]
-            row[f"ours_at_{notion}"] = M.ms_frontier(a0, a1, b, e, notion, z_b=zb, zb_groups=caps)["acc"]
-            row[f"fact_at_{notion}"] = M.fact_frontier(a0, a1, b, e, zb, notion)["acc"]
-            row[f"factgstar_at_{notion}"] = M.fact_gstar_frontier(a0, a1, b, e, roc, notion)["acc"]
+            row[f"ours_at_{notion}"] = lp.ms_frontier(a0, a1, b, e, notion, z_b=zb, zb_groups=caps)["acc"]
+            row[f"fact_at_{notion}"] = lp.fact_frontier(a0, a1, b, e, zb, notion)["acc"]
+            row[f"factgstar_at_{notion}"] = lp.fact_gstar_frontier(a0, a1, b, e, roc, notion)["acc"]
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def run_families(families, f, s, p, seed: int, log=print) -> pd.DataFrame:
+    """Every family's points, placed against the frontiers, in the order given. Each family starts from the same
+    seeded state (``seed_everything``), as when each ran in a job of its own: the points do not depend on the order."""
+    roc = M.roc_with_base(f["logit_test"], f["y_test"], f["g_test"], s["z_b"], p["roc_thresholds"])
+    tables = []
+    for family in families:
+        seed_everything(seed)
+        table = place(RUNNERS[family](f, s, p, seed), f, s, roc)
+        for r in table.itertuples():
+            log(f"{r.method} knob={r.knob:g}: acc {r.acc:.4f} eod {r.eod:.4f} dp {r.dp:.4f} (ours@eod {r.ours_at_eod:.4f})")
+        tables.append(table)
+    return pd.concat(tables, ignore_index=True)
 
 
 def main(argv=None):
     step = Step("fairness_pareto", "interventions", __doc__)
     step.parser.add_argument("--features", type=Path, required=True)
     step.parser.add_argument("--base", type=Path, required=True)
-    step.parser.add_argument("--family", required=True, choices=FAMILIES)
     step.parser.add_argument("--seed", type=int, required=True)
     step.parser.add_argument("--out", type=Path, required=True)
     args, p = step.start(argv)
-    seed_everything(args.seed)
     f, s = read_npz(args.features), read_json(args.base)
-    points = RUNNERS[args.family](f, s, p, args.seed)
-    roc = roc_with_base(f["logit_test"], f["y_test"], f["g_test"], s["z_b"], p["roc_thresholds"])
-    table = place(points, f, s, roc)
+    table = run_families(p["families"], f, s, p, args.seed, step.log)
     write_text(args.out, table.to_csv(index=False, float_format="%.8g"))
-    for r in table.itertuples():
-        step.log(f"{r.method} knob={r.knob:g}: acc {r.acc:.4f} eod {r.eod:.4f} dp {r.dp:.4f} (ours@eod {r.ours_at_eod:.4f})")
     step.finish(metrics={"points": len(table), "best_acc": float(table.acc.max()), "min_eod": float(table.eod.min()),
                          "max_excess_over_ours_eod": float((table.acc - table.ours_at_eod).max())},
                 outputs=[args.out])

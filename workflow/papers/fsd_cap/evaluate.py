@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from workflow.core import claims as claims_mod
 from workflow.core.io import read_json, write_text
 from workflow.core.step import Step
+
+from . import plan
+from .tables import at_rate
 
 CLAIMS = Path(__file__).with_name("claims.yaml")
 CONTROLS = {"cap_no_classes": "cap_no_classes", "official_protocol": "fsd_cap_official"}  # control -> method in FSD-CAP's place
@@ -26,15 +28,6 @@ def long_table(paths: list[Path]) -> pd.DataFrame:
         run = read_json(path)
         rows += [{"dataset": run["dataset"], "seed": run["seed"], **r} for r in run["rows"]]
     return pd.DataFrame(rows)
-
-
-def at_rate(t: pd.DataFrame, rate: float, task: str) -> pd.DataFrame:
-    """Rows of one task at the main missing rate; `full` (no mask) is repeated under every mask kind."""
-    t = t[t.task.eq(task)]
-    main = t[np.isclose(t.rate, rate)]
-    full = t[t.method.eq("full")]
-    kinds = sorted(set(main["mask"]))
-    return pd.concat([main] + [full.assign(mask=k) for k in kinds], ignore_index=True)
 
 
 def by_unit(t: pd.DataFrame, dataset: str, value: str) -> pd.DataFrame:
@@ -96,12 +89,11 @@ def main_table(t: pd.DataFrame, rate: float) -> pd.DataFrame:
 
 def main(argv=None):
     step = Step("fsd_cap", "evaluate", __doc__)
-    step.parser.add_argument("runs", type=Path, nargs="+", help="runs/<dataset>/s<seed>.json")
     step.parser.add_argument("--table", type=Path, required=True)
     step.parser.add_argument("--main-table", type=Path, required=True)
     step.parser.add_argument("--claims", type=Path, required=True)
     args, p = step.start(argv)
-    table = long_table(args.runs)
+    table = long_table([Path(path) for path in plan.run_paths(step.values["fsd_cap.plan"])])
     controls = {name: measure(table, p["rate"], method) for name, method in CONTROLS.items()}
     result = claims_mod.check(CLAIMS, measure(table, p["rate"]), args.profile, args.claims, step.log, controls=controls)
     write_text(args.table, table.to_csv(index=False, float_format="%.6g"))

@@ -10,7 +10,7 @@ import pandas as pd
 from workflow.core import plotting
 from workflow.core.step import Step
 
-from .evaluate import at_rate
+from .tables import at_rate
 
 ORDER = ["full", "zero", "mean", "fp", "pcfi_lite", "stage1_only", "cap_no_classes", "cap_train_labels_only",
          "fsd_cap_official", "fsd_cap"]

@@ -19,6 +19,7 @@ from workflow.core.step import Step
 from workflow.lib import graphs
 
 from . import methods
+from .plan import planned_methods
 
 GNN_KEYS = ("hidden", "layers", "dropout", "lr", "weight_decay", "epochs", "patience")
 
@@ -31,12 +32,6 @@ def load_graph(path: Path):
 def mask_seed(seed: int, kind: str, rate: float) -> int:
     """Its own random stream per (seed, mask kind, rate), shared by every method."""
     return 1_000_003 * seed + 7919 * methods.MASKS.index(kind) + int(round(rate * 10_000))
-
-
-def planned_methods(plan: dict, seed: int) -> list[str]:
-    """The methods of every plan block that holds this seed, in plan order, each once."""
-    out = [m for block in plan.values() if seed in block["seeds"] for m in block["methods"]]
-    return list(dict.fromkeys(out))
 
 
 def observed(x: np.ndarray, kind: str, rate: float, seed: int) -> np.ndarray:

@@ -1,5 +1,5 @@
 """Collect every (family, seed) job into tidy tables, measure each claim's metric per instance for the methods and
-for their negative controls, and judge claims.yaml."""
+for their negative controls, and judge claims.yaml. The jobs' files are found through the paper's plan."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,6 +10,8 @@ import pandas as pd
 from workflow.core import claims as claims_mod
 from workflow.core.io import write_text
 from workflow.core.step import Step
+
+from . import plan
 
 CLAIMS = Path(__file__).with_name("claims.yaml")
 # Negative controls (claims.yaml `controls:`): the method rows each one replaces, and by which run. The control's
@@ -23,7 +25,7 @@ CONTROLS = {
 SLIDING_CONTROL = "uniform_equal_memory"  # the sliding-window queries also score a uniform sample of equal size
 
 
-def concat(paths: list[Path]) -> pd.DataFrame:
+def concat(paths: list[str]) -> pd.DataFrame:
     return pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
 
 
@@ -103,24 +105,22 @@ def measure_controls(table: pd.DataFrame, sliding: pd.DataFrame, m_small: int, m
 
 def main(argv=None):
     step = Step("hypergraph_sparsify", "evaluate", __doc__)
-    step.parser.add_argument("runs", type=Path, nargs="+", help="sparsify/<family>_s<seed>.csv files")
-    step.parser.add_argument("--space-logs", type=Path, nargs="+", required=True)
-    step.parser.add_argument("--sliding", type=Path, nargs="+", required=True, help="sliding/<family>_s<seed>.csv")
-    step.parser.add_argument("--sliding-memory", type=Path, nargs="+", required=True)
     step.parser.add_argument("--table", type=Path, required=True)
     step.parser.add_argument("--space", type=Path, required=True)
     step.parser.add_argument("--sliding-table", type=Path, required=True)
     step.parser.add_argument("--sliding-trace", type=Path, required=True)
     step.parser.add_argument("--claims", type=Path, required=True)
     args, p = step.start(argv)
-    table, sliding = concat(args.runs), concat(args.sliding)
-    step.log(f"{len(table)} sparsifier rows from {len(args.runs)} jobs, {len(sliding)} sliding queries")
-    result = claims_mod.check(CLAIMS, measure(table, sliding, p["m_small"], p["m_large"]), args.profile, args.claims,
-                              step.log, controls=measure_controls(table, sliding, p["m_small"], p["m_large"]))
+    runs = plan.sweep_tables(p)
+    table, sliding = concat(runs), concat(plan.sliding_queries(p))
+    step.log(f"{len(table)} sparsifier rows from {len(runs)} jobs, {len(sliding)} sliding queries")
+    m_small, m_large = p["sweep"]["m_small"], p["sweep"]["m_large"]
+    result = claims_mod.check(CLAIMS, measure(table, sliding, m_small, m_large), args.profile, args.claims,
+                              step.log, controls=measure_controls(table, sliding, m_small, m_large))
     write_text(args.table, table.to_csv(index=False, float_format="%.6g"))
-    write_text(args.space, concat(args.space_logs).to_csv(index=False))
+    write_text(args.space, concat(plan.space_logs(p)).to_csv(index=False))
     write_text(args.sliding_table, sliding.to_csv(index=False, float_format="%.6g"))
-    write_text(args.sliding_trace, concat(args.sliding_memory).to_csv(index=False, float_format="%.6g"))
+    write_text(args.sliding_trace, concat(plan.sliding_memory(p)).to_csv(index=False, float_format="%.6g"))
     step.finish(metrics=claims_mod.as_metrics(result), artifacts=[args.table, args.claims],
                 outputs=[args.table, args.space, args.sliding_table, args.sliding_trace, args.claims])
 

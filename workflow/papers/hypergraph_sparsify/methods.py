@@ -79,7 +79,7 @@ __all__ = [
     "shuffled_importance_sample",
 ]
 
-# Appended names only: a method's position seeds its random numbers (sparsify_eval.rng_for).
+# Appended names only: a method's position seeds its random numbers (sparsify_eval.RUN_NAMES, instances.rng_for).
 METHODS = ("store-all", "uniform", "offline-is", "online-exact", "online-sketch", "stream", "mr-only",
            "online-shuffled")
 KIND_NAMES = ("gauss", "singleton", "community", "union", "eigvec", "bisection")

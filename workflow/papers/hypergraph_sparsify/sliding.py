@@ -16,9 +16,9 @@ from workflow.core.io import write_text
 from workflow.core.step import Step
 
 from . import methods as M
-from .sparsify_eval import make_stream, rng_for
+from .instances import make_stream, rng_for
 
-SLIDING = 99  # the extra seed part of the sliding runs (the sweep uses 0..len(ORDERS)-1)
+SLIDING = 99  # the extra seed part of the sliding runs (the sweep uses 0..len(instances.ORDERS)-1)
 
 
 def run(p: dict, family: str, seed: int, log=print) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -10,7 +10,6 @@ controls run there too: ``uniform-online`` (uniform at online-exact's memory) an
 """
 from __future__ import annotations
 
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -20,8 +19,8 @@ from workflow.core.io import write_text
 from workflow.core.step import Step
 
 from . import methods as M
+from .instances import ORDERS, make_stream, rng_for
 
-ORDERS = ("random", "bridges_last")
 SCALARS = ("stored", "frac_stored", "bits", "bits_frac", "peak_stored", "peak_bits", "sketch_rows", "sketch_bits",
            "bits_total", "bridges_kept", "time_s", "mean_p", "block", "levels", "max_level", "reductions", "thinned")
 # Uniform reservoir baselines: name -> (the method whose memory it gets, which memory). Equal memory: C1, C3.
@@ -30,20 +29,6 @@ UNIFORM_BUDGET = {"uniform": ("stream", "peak_stored"), "uniform-online": ("onli
 PARAMS_OF = {"uniform-online": "uniform", "online-shuffled": "online-exact"}
 RUN_NAMES = M.METHODS + ("uniform-online",)  # a run's position seeds its random numbers (appended names only)
 SCORES = ("eps_hat", "eps_family", "eps_exact", "bisection_err", "min_cut", "min_cut_hat", "min_cut_ratio", "worst_kind")
-
-
-def rng_for(p: dict, family: str, seed: int, m: int, *more: int) -> np.random.Generator:
-    """The one seeding rule of this paper: (data seed, family, seed, m, ...) -> an independent stream of numbers.
-
-    The family enters by a stable checksum of its name, so that adding a family changes no other instance."""
-    return np.random.default_rng([int(p["seed"]), zlib.crc32(family.encode()), int(seed), int(m), *map(int, more)])
-
-
-def make_stream(p: dict, family: str, seed: int, m: int, order: str = "random") -> dict:
-    """The planted stream of spec 2.3. Both orders of one (family, seed, m) hold the same hyperedges."""
-    return M.planted_hypergraph_stream(n=p["n"], m=m, r=p["r"], seed=rng_for(p, family, seed, m), k=p["k"],
-                                       n_bridges=p["n_bridges"], p_in=p["p_in"], w_range=(p["w_min"], p["w_max"]),
-                                       order=order)
 
 
 def method_order(methods: list[str]) -> list[str]:

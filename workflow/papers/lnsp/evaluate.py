@@ -7,7 +7,9 @@ the accuracy gate for C2 and C3; an under-trained teacher (one per seed) for C5.
 Controls (claims.yaml `controls:`), each measured by `measure` with the control's columns in place of L*_nsp's:
 perturbed_teacher (C1: L*_nsp on the exact teacher of a perturbed DFA), binary_labels (C2: classic L* on the same
 Transformer teachers), shuffled_bits (C4: L*_nsp with its continuation bits permuted), mutant_mining (C5: the
-words of a perturbed target mined in place of the extraction's)."""
+words of a perturbed target mined in place of the extraction's).
+
+The runs and their files come from the plan (params.yaml: lnsp, through plan.py), not from the command line."""
 from __future__ import annotations
 
 import json
@@ -19,6 +21,8 @@ import pandas as pd
 from workflow.core import claims as claims_mod
 from workflow.core.io import read_json, write_text
 from workflow.core.step import Step
+
+from . import plan
 
 CLAIMS = Path(__file__).with_name("claims.yaml")
 GATE = 0.999      # spec C2/C3: a teacher counts when its held-out NSP string accuracy is >= 99.9 %
@@ -161,16 +165,14 @@ def mined_table(records: list[dict]) -> pd.DataFrame:
 
 def main(argv=None):
     step = Step("lnsp", "evaluate", __doc__)
-    step.parser.add_argument("--exact", type=Path, nargs="+", required=True, help="exact/s<seed>.csv files")
-    step.parser.add_argument("--extract", type=Path, nargs="+", required=True, help="extract/<variant>/<language>.json files")
     step.parser.add_argument("--table", type=Path, required=True, help="the main table (.csv)")
     step.parser.add_argument("--exact-table", type=Path, required=True, help="every exact-teacher run (.csv)")
     step.parser.add_argument("--teachers", type=Path, required=True, help="every Transformer teacher's extraction (.csv)")
     step.parser.add_argument("--mined", type=Path, required=True, help="mined difference words (.csv)")
     step.parser.add_argument("--claims", type=Path, required=True)
-    args, _ = step.start(argv)
-    exact = pd.concat([pd.read_csv(p) for p in args.exact], ignore_index=True)
-    records = [read_json(p) for p in args.extract]
+    args, p = step.start(argv)  # p: the paper's section (plan.py: which runs exist)
+    exact = pd.concat([pd.read_csv(path) for path in plan.exact_paths(p)], ignore_index=True)
+    records = [r for path in plan.extract_paths(p) for r in read_json(path)["records"]]
     teachers = teacher_rows(records)
     result = claims_mod.check(CLAIMS, measure(exact, teachers), args.profile, args.claims, step.log,
                               controls=control_measures(exact, teachers))

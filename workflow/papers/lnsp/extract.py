@@ -1,7 +1,8 @@
-"""C2, C3, C5: extract a DFA from one Transformer teacher with L*_nsp (NSP labels, generative queries), mine the
-words where it differs from the target, and run classic L* (binary labels, samples of the untruncated LM; the
-same L* and query budget) beside it; C5's control mines the words of a perturbed target instead of the
-extraction."""
+"""C2, C3, C5: extract a DFA from each Transformer teacher of one variant and seed with L*_nsp (NSP labels, generative
+queries), mine the words where it differs from the target, and run classic L* (binary labels, samples of the
+untruncated LM; the same L* and query budget) beside it; C5's control mines the words of a perturbed target instead
+of the extraction. One job per (variant, seed): the teachers' languages in turn (a few seconds each), each from the
+same seeded state, as if it ran alone. The languages and their checkpoints come from the plan (plan.py)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 from workflow.core.io import load_state, read_json, write_json
 from workflow.core.step import Step, seed_everything
 
-from . import methods
+from . import methods, plan, teachers
 
 KEYS = ("n_states", "target_states", "equivalent", "same_size", "converged", "n_mq", "n_gen", "n_samples",
         "samples_to_last_cex", "rounds", "time_s", "hyp_sizes", "distinguishing_word")
@@ -29,30 +30,38 @@ def extraction(teacher, name: str, seed: int, p: dict) -> dict:
             "mutant": mutant}
 
 
+def extract_teacher(model: Path, summary: Path, seed: int, p: dict, log=print) -> dict:
+    """The extraction record of one saved teacher: its language, variant, seed, training summary and ``extraction``."""
+    ckpt, info = load_state(model), read_json(summary)
+    meta = ckpt["meta"]
+    teacher = teachers.load_teacher(meta["config"], ckpt["state_dict"], p_min=meta["p_min"])
+    res = extraction(teacher, meta["language"], seed, p)
+    nsp, cls, mined, mutant = res["nsp"], res["classic"], res["mined"], res["mutant"]
+    log(f"{meta['language']} ({meta['variant']}, seed {seed}): L*_nsp {nsp['n_states']}/{nsp['target_states']} "
+        f"states, exact={nsp['equivalent']}, converged={nsp['converged']}, {nsp['n_mq']} MQs, last cex after "
+        f"{nsp['samples_to_last_cex']} samples, {nsp['time_s']:.2f}s; mined {len(mined['words'])} words, "
+        f"{sum(mined['confirmed'])} confirmed teacher errors | classic {cls['n_states']} states, "
+        f"exact={cls['equivalent']}, converged={cls['converged']}, {cls['time_s']:.2f}s | perturbed target: "
+        f"{sum(mutant['mined']['confirmed'])}/{len(mutant['mined']['words'])} confirmed")
+    return {"language": meta["language"], "variant": meta["variant"], "seed": seed, "teacher": info, **res}
+
+
 def main(argv=None):
     step = Step("lnsp", "extract", __doc__)
-    step.parser.add_argument("--teacher", type=Path, required=True, help="train_teacher's checkpoint (.pt)")
-    step.parser.add_argument("--summary", type=Path, required=True, help="train_teacher's .json (NSP accuracy)")
-    step.parser.add_argument("--seed", type=int, required=True, help="the teacher's seed, also the learners' sampling seed")
-    step.parser.add_argument("--out", type=Path, required=True, help=".json")
+    step.parser.add_argument("--variant", required=True, choices=sorted(plan.VARIANTS))
+    step.parser.add_argument("--seed", type=int, required=True, help="the teachers' seed, also the learners' sampling seed")
+    step.parser.add_argument("--out", type=Path, required=True, help=".json: one record per teacher, in the plan's order")
     args, p = step.start(argv)
-    seed_everything(args.seed)
-    ckpt, summary = load_state(args.teacher), read_json(args.summary)
-    meta = ckpt["meta"]
-    teacher = methods.load_teacher(meta["config"], ckpt["state_dict"], p_min=meta["p_min"])
-    res = extraction(teacher, meta["language"], args.seed, p)
-    nsp, cls, mined, mutant = res["nsp"], res["classic"], res["mined"], res["mutant"]
-    step.log(f"{meta['language']} ({meta['variant']}, seed {args.seed}): L*_nsp {nsp['n_states']}/{nsp['target_states']} "
-             f"states, exact={nsp['equivalent']}, converged={nsp['converged']}, {nsp['n_mq']} MQs, last cex after "
-             f"{nsp['samples_to_last_cex']} samples, {nsp['time_s']:.2f}s; mined {len(mined['words'])} words, "
-             f"{sum(mined['confirmed'])} confirmed teacher errors | classic {cls['n_states']} states, "
-             f"exact={cls['equivalent']}, converged={cls['converged']}, {cls['time_s']:.2f}s | perturbed target: "
-             f"{sum(mutant['mined']['confirmed'])}/{len(mutant['mined']['words'])} confirmed")
-    write_json(args.out, {"language": meta["language"], "variant": meta["variant"], "seed": args.seed,
-                          "teacher": summary, **res})
-    step.finish(metrics={"equivalent": nsp["equivalent"], "n_states": nsp["n_states"], "n_mq": nsp["n_mq"],
-                         "samples_to_last_cex": nsp["samples_to_last_cex"], "time_s": nsp["time_s"],
-                         "classic_equivalent": cls["equivalent"], "heldout_string_acc": summary["heldout_string_acc"]},
+    records = []
+    for lang in plan.languages(p, args.variant):
+        seed_everything(args.seed)  # every teacher's extraction starts from the same state, as in a job of its own
+        files = plan.teacher_files(args.variant, args.seed, lang)
+        records.append(extract_teacher(Path(files["model"]), Path(files["summary"]), args.seed, p, step.log))
+    write_json(args.out, {"variant": args.variant, "seed": args.seed, "records": records})
+    step.finish(metrics={"teachers": len(records), "equivalent": sum(bool(r["nsp"]["equivalent"]) for r in records),
+                         "n_mq": sum(r["nsp"]["n_mq"] for r in records),
+                         "time_s": sum(r["nsp"]["time_s"] for r in records),
+                         "classic_equivalent": sum(bool(r["classic"]["equivalent"]) for r in records)},
                 outputs=[args.out])
 
 

@@ -1,7 +1,7 @@
 """Core algorithms for the ``lnsp`` reproduction ("Automata Learning and Identification of the Support of
 Language Models", ICLR 2026; spec ``shared/papers/lnsp.md``). No official code was found; everything here is
-written from the spec. Pure functions, no file I/O, no printing, deterministic given the seeds; run torch with
-one thread (``torch.set_num_threads(1)``).
+written from the spec. Pure functions, no file I/O, no printing, deterministic given the seeds; run torch (the
+Transformer teachers) with one thread (``torch.set_num_threads(1)``).
 
 API (claim served in brackets; C1..C5 = spec 5.4)
 --------------------------------------------------
@@ -21,16 +21,18 @@ L*_nsp and baselines (``lstar_nsp.py``) [claim 2, C1-C5]
   ``ShuffledNSPTeacher`` (continuation bits permuted: C4's control); ``rpni_baseline(teacher, words)`` (aalpy
   ``run_RPNI``; optional baseline);
   ``compare_dfa(learned, target)``, ``nsp_accuracy(teacher, target, words)``, ``mine_errors(...)`` [C2, C3, C5].
-Transformer teachers (``transformer.py``) [C2, C3, C5]
+Transformer teachers (``transformer.py``, and ``teachers.py`` for the pipeline: the only modules that need torch)
+  [C2, C3, C5]
   ``train_transformer(words, alphabet, ...) -> (model, info)`` (``model.state_dict()`` is tensors only);
   ``build_model(config, state_dict)``; ``TransformerTeacher(model, p_min=0.05, gen_max_len=60)`` (min-p support,
-  MQ / NSP labels / Gen / untruncated samples, prefix-memoised).
-Pipeline helpers (this module)
-  ``PROFILES``; ``word_to_str`` / ``str_to_word``; ``nsp_example(dfa, w) -> dict``; ``make_corpus(name, n, seed)``;
+  MQ / NSP labels / Gen / untruncated samples, prefix-memoised); ``teachers.PROFILES``;
+  ``teachers.train_teacher(name, seed, profile)`` -> ``(state_dict, config, info)``;
+  ``teachers.load_teacher(config, state_dict)``.
+Pipeline helpers (this module; numpy only, so the exact-teacher runs never load torch)
+  ``word_to_str`` / ``str_to_word``; ``nsp_example(dfa, w) -> dict``; ``make_corpus(name, n, seed)``;
   ``budget(target_states, ...)`` (the query budget every learner gets); ``exact_teacher(name, kind, seed)``
   (exact, or the controls "shuffled" / "perturbed"); ``run_exact(name, seed, ...)`` [C1];
   ``run_classic(teacher, target, seed, ...)`` [C4]; ``mutant_mining(teacher, name, seed)`` [C5's control];
-  ``train_teacher(name, seed, profile)`` -> ``(state_dict, config, info)``; ``load_teacher(config, state_dict)``;
   ``teacher_metrics(teacher, name, seed)`` [C2/C3 gate]; ``extract(teacher, name, seed, ...)`` [C2, C3, C5];
   ``compare_with_aalpy(languages, seed)`` (bench/reference_libraries.py: L*_nsp beside aalpy's classic L*).
 """
@@ -38,7 +40,6 @@ Pipeline helpers (this module)
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from .languages import (DFA, DYCK, EXPECTED_STATES, LANGUAGES, SUITE, TOMITA, difference_words, distinguishing_word,
                         dyck, equivalent, flip_acceptance, get_language, language_info, nsp_labels, parity,
@@ -46,8 +47,6 @@ from .languages import (DFA, DYCK, EXPECTED_STATES, LANGUAGES, SUITE, TOMITA, di
 from .lstar_nsp import (BinarySamplingOracle, DFATeacher, NSPEquivalenceOracle, ShuffledNSPTeacher, Teacher,
                         classic_lstar, compare_dfa, lstar, lstar_nsp, mine_errors, nsp_accuracy, pac_sample_size,
                         rpni_baseline, untruncated_dfa_sampler)
-from .transformer import POS_KINDS, CausalTransformerLM, TransformerTeacher, build_model, model_config, \
-    train_transformer
 
 __all__ = [
     "DFA", "tomita", "parity", "dyck", "get_language", "language_info", "SUITE", "TOMITA", "DYCK", "LANGUAGES",
@@ -56,28 +55,9 @@ __all__ = [
     "Teacher", "DFATeacher", "ShuffledNSPTeacher", "NSPEquivalenceOracle", "BinarySamplingOracle", "pac_sample_size", "lstar",
     "lstar_nsp", "classic_lstar", "rpni_baseline", "untruncated_dfa_sampler", "compare_dfa", "nsp_accuracy",
     "mine_errors",
-    "POS_KINDS", "CausalTransformerLM", "TransformerTeacher", "build_model", "model_config", "train_transformer",
-    "PROFILES", "word_to_str", "str_to_word", "nsp_example", "make_corpus", "budget", "learner_settings",
-    "perturbed_target",
-    "exact_teacher", "run_exact", "run_classic", "train_teacher", "load_teacher", "teacher_metrics", "extract",
-    "mutant_mining", "compare_with_aalpy",
+    "word_to_str", "str_to_word", "nsp_example", "make_corpus", "budget", "learner_settings", "perturbed_target",
+    "exact_teacher", "run_exact", "run_classic", "teacher_metrics", "extract", "mutant_mining", "compare_with_aalpy",
 ]
-
-PROFILES = {
-    # spec 5.6: smoke = 1 layer, d 32, 300 steps; default = 2 layers, d 64, 4 heads, AdamW 1e-3, batch 64
-    "smoke": {"n_layers": 1, "d_model": 32, "n_heads": 4, "steps": 300, "batch_size": 64, "lr": 3e-3,
-              "n_train": 2000, "n_train_large": 2000, "pos": "alibi", "lr_schedule": "cosine", "max_len": 64,
-              "corpus_max_len": 60},
-    "default": {"n_layers": 2, "d_model": 64, "n_heads": 4, "steps": 1000, "batch_size": 64, "lr": 3e-3,
-                "n_train": 6000, "n_train_large": 12000, "pos": "alibi", "lr_schedule": "cosine", "max_len": 64,
-                "corpus_max_len": 60},
-}
-"""Teacher sizes. Deviations from spec 5.3 (measured, see the report): ``pos="alibi"`` instead of learned absolute
-positions (learned positions overfit the training lengths: NSP string accuracy 97-98.5 % and extraction blow-ups on
-Tomita-4 / Dyck-(2,2), against 100 % and exact extraction with ALiBi), cosine decay, 1 000 steps, training words up
-to length 60 (``corpus_max_len``) so that the length cap never shapes the support. ``n_train_large`` is for
-Dyck-(4,3)."""
-
 
 def word_to_str(word) -> str:
     """Words of single-character symbols as plain strings (file format)."""
@@ -167,7 +147,7 @@ def run_classic(teacher: Teacher, name: str, seed: int = 0, eps: float = 0.01, d
     ``sample_untruncated`` (uniform noise ``noise``). Returns the ``classic_lstar`` keys + ``compare_dfa`` keys +
     ``"language"``."""
     target = get_language(name)
-    if isinstance(teacher, TransformerTeacher):
+    if hasattr(teacher, "sample_untruncated"):  # a Transformer teacher samples its own untruncated LM
         sampler = teacher.sample_untruncated
     else:
         sampler = untruncated_dfa_sampler(target, noise, **_sampler(name))
@@ -175,32 +155,6 @@ def run_classic(teacher: Teacher, name: str, seed: int = 0, eps: float = 0.01, d
                         **(caps or budget(target.n_states)))
     cmp = compare_dfa(res["dfa"], target)
     return {"language": name, **res, **{k: v for k, v in cmp.items() if k != "n_states"}}
-
-
-def train_teacher(name: str, seed: int = 0, profile: str | dict = "default", steps: int | None = None,
-                  progress=None):
-    """Train the Transformer teacher of language ``name`` on ``n_train`` sampled words (corpus seed = ``seed``,
-    init/batches seed = ``seed``). Returns ``(state_dict, config, info)``: ``state_dict`` tensors only, ``config``
-    plain dict for ``load_teacher``, ``info = {"final_loss", "losses", "steps", "time_s", "n_train"}``.
-    ``steps`` overrides the profile (e.g. 200 for the under-trained teacher of C5)."""
-    p = dict(PROFILES[profile]) if isinstance(profile, str) else dict(profile)
-    target = get_language(name)
-    n = p["n_train_large"] if name == "dyck4_3" else p["n_train"]
-    words = make_corpus(name, n, seed, max_len=p["corpus_max_len"])
-    torch.manual_seed(seed)
-    model, info = train_transformer(words, target.alphabet, n_layers=p["n_layers"], d_model=p["d_model"],
-                                    n_heads=p["n_heads"], max_len=p["max_len"], pos=p["pos"],
-                                    steps=int(steps if steps is not None else p["steps"]),
-                                    batch_size=p["batch_size"], lr=p["lr"], lr_schedule=p["lr_schedule"],
-                                    seed=seed, progress=progress)
-    config = info.pop("config")
-    info["n_train"] = n
-    return {k: v.detach().clone() for k, v in model.state_dict().items()}, config, info
-
-
-def load_teacher(config: dict, state_dict: dict, p_min: float = 0.05, gen_max_len: int = 60) -> TransformerTeacher:
-    """``TransformerTeacher`` of a saved model (min-p ``p_min``; spec p = 0.05)."""
-    return TransformerTeacher(build_model(config, state_dict), p_min=p_min, gen_max_len=gen_max_len)
 
 
 def teacher_metrics(teacher: Teacher, name: str, seed: int = 0, n: int = 1000) -> dict:

@@ -7,7 +7,7 @@ from pathlib import Path
 from workflow.core.io import save_state, write_json
 from workflow.core.step import Step, seed_everything
 
-from . import methods
+from . import methods, teachers
 
 
 def main(argv=None):
@@ -26,8 +26,8 @@ def main(argv=None):
         if s % 200 == 0:
             step.log(f"step {s}: loss {loss:.4f}")
 
-    state, config, info = methods.train_teacher(args.language, args.seed, profile=p, steps=p["steps"], progress=progress)
-    teacher = methods.load_teacher(config, state, p_min=p["p_min"])
+    state, config, info = teachers.train_teacher(args.language, args.seed, profile=p, steps=p["steps"], progress=progress)
+    teacher = teachers.load_teacher(config, state, p_min=p["p_min"])
     acc = methods.teacher_metrics(teacher, args.language, args.seed)
     step.log(f"held-out NSP string accuracy {acc['heldout_string_acc']:.4f}, own samples {acc['own_string_acc']:.4f}")
     meta = {"language": args.language, "variant": args.variant, "seed": args.seed, "config": config, "p_min": p["p_min"]}

@@ -1,5 +1,6 @@
 """E5: critical exposure. On random data sets, fit a sparse subnetwork (MLP: one neuron fewer; CNN: zero-padded
-filters) to a critical point of the MSE, embed it in the full network and measure the full gradient there."""
+filters) to a critical point of the MSE, embed it in the full network and measure the full gradient there.
+One job runs both network kinds (p: the whole `critical` section: data, mlp, cnn)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,7 +12,7 @@ from workflow.core.io import write_text
 from workflow.core.step import Step
 
 from . import methods
-from .ranks import arch_spec
+from .methods import arch_spec
 
 KINDS = ("mlp", "cnn")
 
@@ -47,15 +48,20 @@ def run(kind: str, p: dict, log=print) -> pd.DataFrame:
 
 def main(argv=None):
     step = Step("neuromanifolds", "critical", __doc__)
-    step.parser.add_argument("kind", choices=KINDS)
-    step.parser.add_argument("--out", type=Path, required=True, help=".csv, one row per data set")
+    for kind in KINDS:
+        step.parser.add_argument(f"--{kind}", type=Path, required=True, help=f".csv for the {kind}, one row per data set")
     args, p = step.start(argv)
-    table = run(args.kind, p, log=step.log)
-    write_text(args.out, table.to_csv(index=False, float_format="%.6g"))
-    conv = table[table.converged.astype(bool)]
-    flag = "full_critical" if args.kind == "mlp" else "not_critical"
-    step.finish(metrics={"converged": len(conv), f"{flag}_fraction_converged": conv[flag].mean() if len(conv) else np.nan},
-                outputs=[args.out])
+    metrics, outputs = {}, []
+    for kind in KINDS:  # each kind from its own seeds: as two separate jobs
+        table = run(kind, {**p["data"], **p[kind]}, log=step.log)
+        out = getattr(args, kind)
+        write_text(out, table.to_csv(index=False, float_format="%.6g"))
+        conv = table[table.converged.astype(bool)]
+        flag = "full_critical" if kind == "mlp" else "not_critical"
+        metrics |= {f"converged_{kind}": len(conv),
+                    f"{flag}_fraction_converged_{kind}": conv[flag].mean() if len(conv) else np.nan}
+        outputs.append(out)
+    step.finish(metrics=metrics, outputs=outputs)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,8 @@ Public API (claim served, spec 6.4)
 -----------------------------------
 setup
     make_arch(spec) -> Arch (widths, n_params, n_hidden, label());  mlp_arch(widths), cnn_arch(k, s)
+    arch_spec(params entry) -> spec;  point_seed(seed, label, r);  random_point(spec, r, n_points, seed) ->
+        (arch, c, theta, X, rng) of a Table A row (E3-E6 work at that very point)
     activation_coeffs(r, kind="generic"|"monomial", rng) -> c (length r+1, c_0 = 0)
     init_params(arch, rng, scale=1.0, mask=None) -> theta ~ N(0, scale^2/fan_in)
     sample_inputs(n, d0, rng) -> X ~ N(0, I);  forward / jacobian / forward_and_jacobian
@@ -72,11 +74,11 @@ E6 sparsity bias, qualitative (C6)
 from __future__ import annotations
 
 import math
+import zlib
 from itertools import product
 from typing import Sequence
 
 import numpy as np
-from scipy.optimize import least_squares, linear_sum_assignment
 
 from .nets import (
     MERSENNE_61,
@@ -103,7 +105,8 @@ from .nets import (
 
 __all__ = [
     # setup
-    "Arch", "make_arch", "mlp_arch", "cnn_arch", "activation_coeffs", "init_params", "sample_inputs",
+    "Arch", "make_arch", "arch_spec", "point_seed", "mlp_arch", "cnn_arch", "activation_coeffs", "init_params",
+    "sample_inputs", "random_point",
     "forward", "jacobian", "forward_and_jacobian",
     # ranks and closed forms
     "numerical_rank", "rank_mod_p", "rank_rational", "jacobian_mod_p", "jacobian_rational",
@@ -134,6 +137,18 @@ MAX_PARAM = 1e3         # a fit whose weights exceed this drifts to a critical p
 def make_arch(spec) -> Arch:
     """Normalise a dict spec (or an Arch) into an ``Arch`` (widths, parameter layout)."""
     return as_arch(spec)
+
+
+def arch_spec(entry) -> dict:
+    """params.yaml entry -> architecture dict: a list of widths is an MLP, {kernels, strides} a CNN."""
+    if isinstance(entry, dict):
+        return {"kind": "cnn", "kernels": list(entry["kernels"]), "strides": list(entry["strides"])}
+    return {"kind": "mlp", "widths": list(entry)}
+
+
+def point_seed(seed: int, label: str, r: int) -> int:
+    """One seed per (architecture, degree), independent of the order of the lists: each row is reproducible alone."""
+    return int(np.random.SeedSequence([seed, zlib.crc32(label.encode()), r]).generate_state(1)[0])
 
 
 def is_monomial(c) -> bool:
@@ -258,6 +273,17 @@ def architecture_dimension(spec, r: int, activation="generic", n_points: int = 2
     return rep
 
 
+def random_point(spec, r: int, n_points: int, seed: int):
+    """(arch, c, theta, X, rng): the generic sigma, parameters and inputs that architecture_dimension draws
+    for this seed, in the same order, so that E3/E4 work at the very point of the Table A row."""
+    arch = make_arch(spec)
+    rng = np.random.default_rng(seed)
+    c = activation_coeffs(r, "generic", rng)
+    theta = init_params(arch, rng)
+    X = sample_inputs(n_points, arch.widths[0], rng)
+    return arch, c, theta, X, rng
+
+
 # ----------------------------------------------------------------------------------------------
 # E3: fibers / identifiability
 # ----------------------------------------------------------------------------------------------
@@ -292,6 +318,8 @@ def orbit_distance(arch, theta, theta_ref) -> tuple:
     theta_ref = np.asarray(theta_ref, float)
     if arch.kind == "cnn":
         return float(np.max(np.abs(theta - theta_ref))), []
+    from scipy.optimize import linear_sum_assignment  # here, not at the top: only E3 pays scipy.optimize's import
+
     Ws, Rs = _mats(arch, theta), _mats(arch, theta_ref)
     perms, prev = [], None
     for l in range(arch.n_layers - 1):
@@ -306,6 +334,8 @@ def orbit_distance(arch, theta, theta_ref) -> tuple:
 
 def _lm_solve(arch, theta0, X, target, c, free=None, max_nfev=2000):
     """Levenberg-Marquardt on r(theta) = (f_theta(X) - target).ravel() (free coordinates only)."""
+    from scipy.optimize import least_squares  # here, not at the top: only E3 and E5 pay scipy.optimize's import
+
     theta0 = np.asarray(theta0, float)
     free = np.ones(theta0.size, bool) if free is None else np.asarray(free, bool)
     base = theta0.copy()

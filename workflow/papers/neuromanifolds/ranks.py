@@ -4,7 +4,6 @@ points, plus the singular points of sparse subnetworks (dead neuron, CNN node) a
 with its x^r-symmetric image)."""
 from __future__ import annotations
 
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -14,35 +13,13 @@ from workflow.core.io import write_npz, write_text
 from workflow.core.step import Step
 
 from . import methods
+from .methods import arch_spec, point_seed, random_point
 
 DEAD = {"layer": 1, "neuron": 0}  # E4: which neuron dies; every neuron of a layer is equivalent (permutation symmetry)
 DIM_COLUMNS = ["arch", "kind", "activation", "sigma", "degree", "n_points", "n_params", "n_hidden", "ambient",
                "ambient_generic", "ambient_monomial", "formula", "expected", "upper_bound", "rank_numeric",
                "rank_numeric_raw", "rank_exact_lb", "certified", "gap", "rank_zero_padded", "rank_zero_padded_exact_lb",
                "seed"]
-
-
-def arch_spec(entry) -> dict:
-    """params.yaml entry -> architecture dict: a list of widths is an MLP, {kernels, strides} a CNN."""
-    if isinstance(entry, dict):
-        return {"kind": "cnn", "kernels": list(entry["kernels"]), "strides": list(entry["strides"])}
-    return {"kind": "mlp", "widths": list(entry)}
-
-
-def point_seed(seed: int, label: str, r: int) -> int:
-    """One seed per (architecture, degree), independent of the order of the lists: each row is reproducible alone."""
-    return int(np.random.SeedSequence([seed, zlib.crc32(label.encode()), r]).generate_state(1)[0])
-
-
-def random_point(spec, r: int, n_points: int, seed: int):
-    """(arch, c, theta, X, rng): the generic sigma, parameters and inputs that methods.architecture_dimension draws
-    for this seed, in the same order, so that E3/E4 work at the very point of the Table A row."""
-    arch = methods.make_arch(spec)
-    rng = np.random.default_rng(seed)
-    c = methods.activation_coeffs(r, "generic", rng)
-    theta = methods.init_params(arch, rng)
-    X = methods.sample_inputs(n_points, arch.widths[0], rng)
-    return arch, c, theta, X, rng
 
 
 def poly(c) -> str:

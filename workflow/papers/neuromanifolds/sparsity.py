@@ -11,7 +11,7 @@ from workflow.core.io import write_text
 from workflow.core.step import Step
 
 from . import methods
-from .ranks import arch_spec
+from .methods import arch_spec
 
 
 def trial(spec: dict, c, p: dict, seed: int, index: int) -> dict:

@@ -15,11 +15,24 @@ from workflow.core import claims as claims_mod
 from workflow.core.io import read_json, write_text
 from workflow.core.step import Step
 
+from .plan import cell_path, cells
+
 CLAIMS = Path(__file__).with_name("claims.yaml")
 BASELINES = ("late_fusion_mlp", "dicnet_lite", "br_logreg")
 ABLATIONS = {"vq": "scsd_no_vq", "xrec": "scsd_no_xrec", "lcw": "scsd_no_lcw", "sd": "scsd_no_sd"}
 MIN_ABLATION_DROP = 0.002  # spec K2: an ablation counts as beaten when its AP is >= 0.2 pp below SCSD's
 CONTROLS = {"frozen_codebook": "scsd_frozen_codebook", "uniform_weights": "scsd_no_lcw"}  # control -> method in SCSD's place
+
+
+def load_runs(plan: dict, datasets: dict) -> list[dict]:
+    """Every run of every cell of the plan (runs/<dataset>/rv<r>/s<seed>.json), ordered by (data set, r_V, method,
+    seed)."""
+    runs = []
+    for ds, rv, seed in cells(plan, datasets):
+        cell = read_json(cell_path(ds, rv, seed))
+        runs += [r | {"dataset": ds, "missing_view": cell["missing_view"], "seed": cell["seed"],
+                      "view_names": cell["view_names"]} for r in cell["runs"]]
+    return sorted(runs, key=lambda r: (r["dataset"], r["missing_view"], r["method"], r["seed"]))
 
 
 def tables(runs: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -89,13 +102,11 @@ def measure(table: pd.DataFrame, weights: pd.DataFrame, plan: dict, method: str 
 
 def main(argv=None):
     step = Step("scsd", "evaluate", __doc__)
-    step.parser.add_argument("runs", type=Path, nargs="+", help="runs/<dataset>/rv<r>/<method>_s<seed>.json")
     step.parser.add_argument("--table", type=Path, required=True)
     step.parser.add_argument("--weights", type=Path, required=True)
     step.parser.add_argument("--claims", type=Path, required=True)
     args, p = step.start(argv)
-    runs = [read_json(path) | {"dataset": path.parent.parent.name} for path in args.runs]
-    table, weights = tables(runs)
+    table, weights = tables(load_runs(step.values["scsd.plan"], step.values["scsd.datasets"]))
     plan = p | {"own_missing_view": {ds: p[ds]["missing_view"] for ds in p["datasets"]}}  # sections scsd.plan + scsd.datasets
     controls = {name: measure(table, weights, plan, method) for name, method in CONTROLS.items()}
     result = claims_mod.check(CLAIMS, measure(table, weights, plan), args.profile, args.claims, step.log, controls=controls)

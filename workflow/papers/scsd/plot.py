@@ -102,18 +102,23 @@ def fig_graphs(run: dict):
     return fig
 
 
+def scsd_run(cell: dict) -> dict:
+    """SCSD's run in a cell file (runs/<dataset>/rv<r>/s<seed>.json), with the cell's view names."""
+    return next(r for r in cell["runs"] if r["method"] == "scsd") | {"view_names": cell["view_names"]}
+
+
 def main(argv=None):
     step = Step("scsd", "plot", __doc__)
     step.parser.add_argument("--table", type=Path, required=True)
     step.parser.add_argument("--weights", type=Path, required=True)
-    step.parser.add_argument("--graphs", type=Path, required=True, help="an SCSD run (its S and S_v) for the label-graph heatmaps")
+    step.parser.add_argument("--graphs", type=Path, required=True, help="a cell with an SCSD run (its S and S_v) for the label-graph heatmaps")
     step.parser.add_argument("--main-table", type=Path, required=True)
     step.parser.add_argument("--figures", type=Path, nargs=5, required=True)
     args, _ = step.start(argv)
     table, weights = pd.read_csv(args.table), pd.read_csv(args.weights)
     tab = main_table(table)
     write_text(args.main_table, tab.to_csv(index=False))
-    plotting.save_all([fig_table(tab), fig_ablations(table), fig_sweep(table), fig_weights(weights, table), fig_graphs(read_json(args.graphs))],
+    plotting.save_all([fig_table(tab), fig_ablations(table), fig_sweep(table), fig_weights(weights, table), fig_graphs(scsd_run(read_json(args.graphs)))],
                       args.figures)
     step.finish(artifacts=[*args.figures, args.main_table], outputs=[*args.figures, args.main_table])
 

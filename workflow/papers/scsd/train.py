@@ -1,4 +1,6 @@
-"""One run: a data set at a missing-view rate, one method, one fold (= seed) -> test metrics, view weights, codebook use."""
+"""One cell: a data set at a missing-view rate, one fold (= seed), every method the plan runs there (workflow/papers/
+scsd/plan.py) -> per method: test metrics, view weights, codebook use. The methods share the fold's split and masks;
+each starts from the seeds it would have in a job of its own, so a method's result does not depend on its cell."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -73,20 +75,29 @@ def run(method: str, views, y, split, p: dict, seed: int, log=print) -> dict:
 def main(argv=None):
     step = Step("scsd", "train", __doc__)
     step.parser.add_argument("--data", type=Path, required=True)
-    step.parser.add_argument("--method", required=True, choices=models.METHODS)
-    step.parser.add_argument("--missing-view", type=float, required=True, help="r_V of this run")
+    step.parser.add_argument("--methods", required=True, type=lambda v: v.split(","),
+                             help=f"comma-separated, the cell's methods (some of {','.join(models.METHODS)})")
+    step.parser.add_argument("--missing-view", type=float, required=True, help="r_V of this cell")
     step.parser.add_argument("--seed", type=int, required=True, help="fold and seed")
     step.parser.add_argument("--out", type=Path, required=True)
     args, p = step.start(argv)
-    seed_everything(args.seed)
+    unknown = sorted(set(args.methods) - set(models.METHODS))
+    if unknown:
+        step.parser.error(f"unknown methods {unknown}; use some of {list(models.METHODS)}")
     views, y, names = load(args.data)
     views, split = fold_data(views, y, p, args.missing_view, args.seed)
-    result = run(args.method, views, y, split, p, args.seed, step.log)
-    result |= {"view_names": names, "missing_view": args.missing_view, "seed": args.seed}
-    write_json(args.out, result)
-    step.finish(metrics=result["test"] | {"epochs_run": result["epochs_run"], "codebook_usage": result["codebook_usage"]},
-                curves={"val_score": [(e, s) for e, _, s in result["history"]], "train_loss": [(e, l) for e, l, _ in result["history"]]},
-                outputs=[args.out])
+    results, metrics, curves = [], {}, {}
+    for method in args.methods:
+        seed_everything(args.seed)  # every method starts from the state it would have in a job of its own
+        step.log(f"--- {method}")
+        result = run(method, views, y, split, p, args.seed, step.log)
+        results.append(result)
+        metrics |= {f"{method}/{k}": v for k, v in
+                    (result["test"] | {"epochs_run": result["epochs_run"], "codebook_usage": result["codebook_usage"]}).items()}
+        curves |= {f"{method}/val_score": [(e, s) for e, _, s in result["history"]],
+                   f"{method}/train_loss": [(e, l) for e, l, _ in result["history"]]}
+    write_json(args.out, {"view_names": names, "missing_view": args.missing_view, "seed": args.seed, "runs": results})
+    step.finish(metrics=metrics, curves={k: v for k, v in curves.items() if v}, outputs=[args.out])
 
 
 if __name__ == "__main__":

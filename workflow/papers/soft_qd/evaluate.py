@@ -10,7 +10,6 @@ Controls, measured under the claims' metric names by the same functions (claims.
   * faulty_mean (C4): the property checks on a score that averages instead of taking the max."""
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
@@ -20,30 +19,33 @@ from workflow.core import claims as claims_mod
 from workflow.core.io import read_npz, write_text
 from workflow.core.step import Step
 
-from . import methods
-from .run import BASELINES, CONTROL
-from .sweep import spearman_vs_sigma2
+from . import plan, scores
+from .plan import BASELINES, CONTROL
+from .scores import spearman_vs_sigma2
 
 CLAIMS = Path(__file__).with_name("claims.yaml")
-RUN_NAME = re.compile(r"(?P<benchmark>[a-z]+)/m(?P<m>\d+)/(?P<method>[a-z_]+)_s(?P<seed>\d+)\.npz$")
 SUBMODULAR_TOL = 1e-9  # relative to S: the grid sum is exactly submodular up to float rounding
 
 
-def run_metrics(path: Path, centroids: dict[int, np.ndarray], vendi_max_n: int) -> dict:
-    """One row of metrics.csv from a run's .npz (its benchmark, m, method, seed come from the path)."""
-    match = RUN_NAME.search(path.as_posix())
-    if not match:
-        raise ValueError(f"{path}: expected runs/<benchmark>/m<m>/<method>_s<seed>.npz")
-    key = match.groupdict()
-    m, z = int(key["m"]), read_npz(path)
-    f, b = z["f"], z["b"]
-    qd = methods.qd_score_cvt(f, b, centroids[m])
-    vendi = methods.vendi_score(b, max_n=vendi_max_n)
-    return {"benchmark": key["benchmark"], "m": m, "method": key["method"], "seed": int(key["seed"]),
-            "n_evals": int(z["n_evals"]), "budget": int(z["budget"]), "seconds": float(z["seconds"]),
+def run_metrics(key: tuple[str, int, str, int], job: dict, centroids: dict[int, np.ndarray], vendi_max_n: int) -> dict:
+    """One row of metrics.csv: the run (benchmark, m, method, seed) read from its job's .npz (plan.job_path)."""
+    benchmark, m, method, seed = key
+    f, b = job[f"{method}.f"], job[f"{method}.b"]
+    qd = scores.qd_score_cvt(f, b, centroids[m])
+    vendi = scores.vendi_score(b, max_n=vendi_max_n)
+    return {"benchmark": benchmark, "m": m, "method": method, "seed": seed,
+            "n_evals": int(job[f"{method}.n_evals"]), "budget": int(job["budget"]), "seconds": float(job[f"{method}.seconds"]),
             "n_solutions": len(f), "qd_score": qd["qd_score"], "coverage": qd["coverage"], "mean_f": f.mean(),
             "max_f": f.max(), "vendi": vendi, "quality_weighted_vendi": vendi * f.mean(),
-            "approx_soft_qd": methods.approx_soft_qd_score(f, b)}
+            "approx_soft_qd": scores.approx_soft_qd_score(f, b)}
+
+
+def load_runs(p: dict, vendi_max_n: int) -> pd.DataFrame:
+    """metrics.csv: one row per planned run, in the plan's order (each job's file read once)."""
+    centroids = {m: read_npz(plan.archive_path(m))["centroids"] for m in plan.run_ms(p)}
+    jobs = {job: read_npz(plan.job_path(*job)) for job in plan.jobs(p)}
+    return pd.DataFrame([run_metrics((bench, m, method, seed), jobs[bench, m, seed], centroids, vendi_max_n)
+                         for bench, m, method, seed in plan.runs(p)])
 
 
 def _per_seed(runs: pd.DataFrame, benchmark: str, m: int, metric: str, method: str):
@@ -121,27 +123,22 @@ def summary(runs: pd.DataFrame) -> pd.DataFrame:
 
 def main(argv=None):
     step = Step("soft_qd", "evaluate", __doc__)
-    step.parser.add_argument("--runs", type=Path, nargs="+", required=True, help="runs/<benchmark>/m<m>/<method>_s<seed>.npz")
-    step.parser.add_argument("--centroids", type=Path, nargs="+", required=True, help="archives/m<m>.npz")
-    step.parser.add_argument("--sweep", type=Path, nargs="+", required=True, help="sweep/s<seed>.csv")
+    step.parser.add_argument("--sweep", type=Path, required=True, help="the sigma sweep (.csv, every seed)")
     step.parser.add_argument("--trials", type=Path, required=True)
     step.parser.add_argument("--limit", type=Path, required=True)
     step.parser.add_argument("--metrics", type=Path, required=True, help="per-run metrics (.csv)")
     step.parser.add_argument("--summary", type=Path, required=True, help="mean/std per benchmark x m x method (.csv)")
-    step.parser.add_argument("--sweep-table", type=Path, required=True, help="all sweep rows (.csv)")
     step.parser.add_argument("--claims", type=Path, required=True)
     args, p = step.start(argv)
-    centroids = {int(re.search(r"m(\d+)\.npz$", c.name).group(1)): read_npz(c)["centroids"] for c in args.centroids}
-    runs = pd.DataFrame([run_metrics(r, centroids, p["vendi_max_n"]) for r in args.runs])
-    sweep = pd.concat([pd.read_csv(s) for s in args.sweep], ignore_index=True)
+    runs = load_runs(plan.run_section(step.values), p["vendi_max_n"])  # the runs: files of the plan, not arguments
+    sweep = pd.read_csv(args.sweep)
     trials, limit = pd.read_csv(args.trials), pd.read_csv(args.limit)
     result = claims_mod.check(CLAIMS, measure(runs, sweep, trials, limit), args.profile, args.claims, step.log,
                               controls=measure_controls(runs, sweep, trials, limit))
     write_text(args.metrics, runs.to_csv(index=False, float_format="%.6g"))
     write_text(args.summary, summary(runs).to_csv(index=False, float_format="%.6g"))
-    write_text(args.sweep_table, sweep.to_csv(index=False, float_format="%.6g"))
     step.finish(metrics=claims_mod.as_metrics(result), artifacts=[args.summary, args.claims],
-                outputs=[args.metrics, args.summary, args.sweep_table, args.claims])
+                outputs=[args.metrics, args.summary, args.claims])
 
 
 if __name__ == "__main__":

@@ -67,6 +67,11 @@ def voronoi_cells(centroids: np.ndarray) -> list[np.ndarray]:
     return [vor.vertices[vor.regions[vor.point_region[i]]] for i in range(len(c))]
 
 
+def heatmap_archives(job: dict) -> list[tuple[str, dict]]:
+    """(method, {f, b}) of every method in a run job's file, in the figures' method order."""
+    return [(m, {"f": job[f"{m}.f"], "b": job[f"{m}.b"]}) for m in sorted(job["methods"].tolist(), key=list(LABELS).index)]
+
+
 def fig_archives(archives: list[tuple[str, dict]], centroids: np.ndarray):
     """Fig. C: best fitness per cell of the 2-D evaluation archive, one panel per method (grey: empty cell)."""
     from matplotlib.collections import PolyCollection
@@ -134,12 +139,12 @@ def main(argv=None):
     step.parser.add_argument("--summary", type=Path, required=True)
     step.parser.add_argument("--sweep", type=Path, required=True)
     step.parser.add_argument("--limit", type=Path, required=True)
-    step.parser.add_argument("--archives", type=Path, nargs="+", required=True, help="m = 2 runs of seed 0 (.npz)")
+    step.parser.add_argument("--archives", type=Path, required=True, help="the heatmap's run job: every method at m = 2 (.npz)")
     step.parser.add_argument("--centroids", type=Path, required=True, help="archives/m2.npz")
     step.parser.add_argument("--figures", type=Path, nargs=5, required=True, help="Fig. A, B, C, D, table (.png)")
     args, _ = step.start(argv)
     runs, summary = pd.read_csv(args.metrics), pd.read_csv(args.summary)
-    archives = sorted([(p.stem.rsplit("_s", 1)[0], read_npz(p)) for p in args.archives], key=lambda a: list(LABELS).index(a[0]))
+    archives = heatmap_archives(read_npz(args.archives))
     figs = [fig_scalability(runs), fig_sweep(pd.read_csv(args.sweep)),
             fig_archives(archives, read_npz(args.centroids)["centroids"]), fig_limit(pd.read_csv(args.limit)),
             fig_table(summary)]

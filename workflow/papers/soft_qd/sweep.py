@@ -1,5 +1,6 @@
-"""Claim C3 (the paper's sigma ablation): SQUAD on one LP task at a fixed m for each kernel width sigma^2, one seed
-per job; per sigma^2 the final population's mean fitness, Vendi score and QD score on the evaluation archive.
+"""Claim C3 (the paper's sigma ablation): SQUAD on one LP task at a fixed m for each kernel width sigma^2, for every
+seed of the sweep (one job: each run is seconds); per seed and sigma^2 the final population's mean fitness, Vendi
+score and QD score on the evaluation archive.
 
 The same job runs the claim's negative control (variant "fixed"): every sigma^2 label gets a run with the SAME kernel
 width (control_sigma2), each from its own seed (1000 x (label index + 1) + seed, so that the runs differ as runs with
@@ -14,16 +15,16 @@ import pandas as pd
 from workflow.core.io import read_npz, write_text
 from workflow.core.step import Step
 
-from . import methods
-from .run import per_m
+from . import methods, scores
+from .plan import per_m
 
 
 def one_run(p: dict, sigma2: float, seed: int, centroids) -> dict:
     r = methods.squad(p["benchmark"], D=p["D"], m=p["m"], N=p["N"], epochs=p["epochs"], sigma2=sigma2,
                       lr=per_m(p["lr"], p["m"]), batch_size=p["batch_size"], K=p["K"], seed=seed)
     f, b = methods.evaluate_np(p["benchmark"], r["x"], p["m"])
-    qd = methods.qd_score_cvt(f, b, centroids)
-    return {"mean_f": f.mean(), "vendi": methods.vendi_score(b), "qd_score": qd["qd_score"],
+    qd = scores.qd_score_cvt(f, b, centroids)
+    return {"mean_f": f.mean(), "vendi": scores.vendi_score(b), "qd_score": qd["qd_score"],
             "coverage": qd["coverage"], "n_evals": r["n_evals"]}
 
 
@@ -45,21 +46,16 @@ def sweep(p: dict, seed: int, centroids, log=print) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def spearman_vs_sigma2(table: pd.DataFrame) -> pd.Series:
-    """Spearman rho of mean fitness and of Vendi against the sigma^2 label, for one seed and variant."""
-    return table[["sigma2", "mean_f", "vendi"]].corr(method="spearman").loc["sigma2", ["mean_f", "vendi"]]
-
-
 def main(argv=None):
     step = Step("soft_qd", "sweep", __doc__)
-    step.parser.add_argument("--seed", type=int, required=True)
     step.parser.add_argument("--centroids", type=Path, required=True, help="evaluation archive of the sweep's m (.npz)")
-    step.parser.add_argument("--out", type=Path, required=True, help=".csv, one row per variant and sigma^2")
+    step.parser.add_argument("--out", type=Path, required=True, help=".csv, one row per seed, variant and sigma^2")
     args, p = step.start(argv)
-    table = sweep(p, args.seed, read_npz(args.centroids)["centroids"], log=step.log)
+    centroids = read_npz(args.centroids)["centroids"]
+    table = pd.concat([sweep(p, seed, centroids, log=step.log) for seed in p["seeds"]], ignore_index=True)
     write_text(args.out, table.to_csv(index=False, float_format="%.6g"))
-    rho = {v: spearman_vs_sigma2(g) for v, g in table.groupby("variant")}
-    metrics = {f"spearman_{k}_{v}": rho[v][c] for v in rho for k, c in (("fitness", "mean_f"), ("vendi", "vendi"))}
+    rho = {(v, s): scores.spearman_vs_sigma2(g) for (v, s), g in table.groupby(["variant", "seed"])}
+    metrics = {f"spearman_{k}_{v}_s{s}": r[c] for (v, s), r in rho.items() for k, c in (("fitness", "mean_f"), ("vendi", "vendi"))}
     step.finish(metrics=metrics, outputs=[args.out])
 
 

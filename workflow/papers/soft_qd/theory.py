@@ -17,10 +17,10 @@ import pandas as pd
 from workflow.core.io import write_text
 from workflow.core.step import Step
 
-from . import methods
+from . import scores
 
 
-VARIANTS = {"soft_qd": "max", "faulty_mean": "mean"}  # variant -> aggregate over solutions in methods.soft_qd_score
+VARIANTS = {"soft_qd": "max", "faulty_mean": "mean"}  # variant -> aggregate over solutions in scores.soft_qd_score
 
 
 def property_trials(p: dict, aggregate: str = "max") -> pd.DataFrame:
@@ -33,14 +33,14 @@ def property_trials(p: dict, aggregate: str = "max") -> pd.DataFrame:
         sigma = float(rng.uniform(*p["sigma_range"]))
         f, b = rng.uniform(0, 100, n), rng.random((n, 2))
         fx, bx = rng.uniform(0, 100), rng.random((1, 2))
-        s = methods.soft_qd_score(f, b, sigma, **kw)
-        add = methods.soft_qd_score(np.append(f, fx), np.vstack([b, bx]), sigma, **kw) - s
+        s = scores.soft_qd_score(f, b, sigma, **kw)
+        add = scores.soft_qd_score(np.append(f, fx), np.vstack([b, bx]), sigma, **kw) - s
         fi = f.copy()
         fi[rng.integers(n)] += rng.uniform(0, 50)
-        improve = methods.soft_qd_score(fi, b, sigma, **kw) - s
+        improve = scores.soft_qd_score(fi, b, sigma, **kw) - s
         a = rng.random(n) < 0.5  # A = a random subset of B = the whole set
-        s_a = methods.soft_qd_score(f[a], b[a], sigma, **kw)
-        gain_a = methods.soft_qd_score(np.append(f[a], fx), np.vstack([b[a], bx]), sigma, **kw) - s_a
+        s_a = scores.soft_qd_score(f[a], b[a], sigma, **kw)
+        gain_a = scores.soft_qd_score(np.append(f[a], fx), np.vstack([b[a], bx]), sigma, **kw) - s_a
         rows.append({"trial": t, "n": n, "sigma": sigma, "S": s, "add_gain": add, "improve_gain": improve,
                      "submodular_margin": gain_a - add})
     return pd.DataFrame(rows)
@@ -64,7 +64,7 @@ def limit_table(p: dict, aggregate: str = "max") -> pd.DataFrame:
         b = separated_points(p["limit_n"], rng, p["limit_min_dist"])
         f = rng.uniform(10, 100, p["limit_n"])
         for sigma in p["limit_sigmas"]:
-            norm = methods.soft_qd_normalized(f, b, sigma, grid_res=p["grid_res"], aggregate=aggregate)
+            norm = scores.soft_qd_normalized(f, b, sigma, grid_res=p["grid_res"], aggregate=aggregate)
             rows.append({"config": c, "sigma": sigma, "normalized_soft_qd": norm, "qd_score": f.sum(),
                          "rel_error": abs(norm / f.sum() - 1)})
     return pd.DataFrame(rows)

@@ -12,7 +12,7 @@ import pandas as pd
 from workflow.core.io import read_npz, write_text
 from workflow.core.step import Step
 
-from . import methods, run
+from . import methods, plan, scores
 
 BENCHMARK = "rastrigin"  # the paper tunes on its Rastrigin tasks and reuses the values elsewhere
 
@@ -27,11 +27,11 @@ def tune(method: str, m: int, seed: int, p: dict, grid: dict, centroids, log=pri
     """One row per configuration: its knobs, QD score, coverage, Vendi and mean fitness on the evaluation archive."""
     rows = []
     for cfg in configs(grid):
-        r = run.run(method, BENCHMARK, m, seed, {**p, **cfg})
+        r = methods.run_method(method, BENCHMARK, m, seed, {**p, **cfg})
         f, b = methods.evaluate_np(BENCHMARK, r["x"], m)
-        qd = methods.qd_score_cvt(f, b, centroids)
+        qd = scores.qd_score_cvt(f, b, centroids)
         rows.append({"method": method, "m": m, "seed": seed, **cfg, "qd_score": qd["qd_score"],
-                     "coverage": qd["coverage"], "vendi": methods.vendi_score(b), "mean_f": f.mean(),
+                     "coverage": qd["coverage"], "vendi": scores.vendi_score(b), "mean_f": f.mean(),
                      "n_evals": r["n_evals"]})
         log(f"{method} m={m} {cfg}: QD {qd['qd_score']:.0f}, coverage {qd['coverage']:.3f}")
     return pd.DataFrame(rows)
@@ -39,7 +39,7 @@ def tune(method: str, m: int, seed: int, p: dict, grid: dict, centroids, log=pri
 
 def main(argv=None):
     step = Step("soft_qd", "tune", __doc__)
-    step.parser.add_argument("--method", choices=run.METHODS[:-1], required=True)
+    step.parser.add_argument("--method", choices=[m for m in plan.METHODS if m != plan.CONTROL], required=True)
     step.parser.add_argument("--m", type=int, required=True, help="behaviour-space dimension")
     step.parser.add_argument("--centroids", type=Path, required=True, help="evaluation archive of this m (.npz)")
     step.parser.add_argument("--out", type=Path, required=True, help=".csv, one row per configuration")

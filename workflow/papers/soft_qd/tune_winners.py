@@ -9,9 +9,14 @@ import pandas as pd
 from workflow.core.io import write_text
 from workflow.core.step import Step
 
-from . import run
+from . import plan
 
 SCORES = {"method", "m", "seed", "qd_score", "coverage", "vendi", "mean_f", "n_evals"}
+
+
+def knobs_of(params: dict, method: str) -> dict:
+    """A method's tuned knobs in the `soft_qd` params: SQUAD's section, or the baseline's sub-section of `ribs`."""
+    return params["squad"] if method == "squad" else params["ribs"][method]
 
 
 def winners(tables: list[pd.DataFrame], params: dict) -> pd.DataFrame:
@@ -21,7 +26,7 @@ def winners(tables: list[pd.DataFrame], params: dict) -> pd.DataFrame:
         best = t.loc[t.qd_score.idxmax()]
         method, m = best["method"], int(best["m"])
         for knob in sorted(set(t.columns) - SCORES):
-            used = run.per_m(params[method][knob], m)
+            used = plan.per_m(knobs_of(params, method)[knob], m)
             rows.append({"method": method, "m": m, "knob": knob, "winner": best[knob], "params_yaml": used,
                          "agrees": bool(abs(float(best[knob]) - float(used)) < 1e-12),
                          "winner_qd_score": best.qd_score, "configs": len(t)})
@@ -30,10 +35,9 @@ def winners(tables: list[pd.DataFrame], params: dict) -> pd.DataFrame:
 
 def main(argv=None):
     step = Step("soft_qd", "tune_winners", __doc__)
-    step.parser.add_argument("--grids", type=Path, nargs="+", required=True, help="tuning/<method>_m<m>.csv")
     step.parser.add_argument("--out", type=Path, required=True, help="winners (.csv)")
     args, p = step.start(argv)
-    table = winners([pd.read_csv(g) for g in args.grids], p)
+    table = winners([pd.read_csv(path) for path in plan.tuning_paths(p)], p)  # every grid of the plan
     write_text(args.out, table.to_csv(index=False, float_format="%.6g"))
     for r in table[~table.agrees].itertuples():
         step.log(f"params.yaml differs from the tuning winner: {r.method} m={r.m} {r.knob} = {r.params_yaml} "

@@ -3,7 +3,10 @@ unit, and claims.json. Units: (seed, year) pairs, paired across methods (same da
 
 The negative controls are judged by the same checks on ``measure`` with the control in STBP's place: its own
 trained model with the bank rows shuffled across nodes (``bank_shuffled``), or finetune_all, i.e. STBP's
-protocol with nothing frozen (``unfrozen``)."""
+protocol with nothing frozen (``unfrozen``).
+
+The runs' files are found through the paper's plan (``plan.run_paths`` of the ``stbp.plan`` section), the same
+function the rule file builds its inputs from: no command line grows with the number of runs."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,6 +17,8 @@ import pandas as pd
 from workflow.core import claims as claims_mod
 from workflow.core.io import read_json, write_text
 from workflow.core.step import Step
+
+from . import plan
 
 CLAIMS = Path(__file__).with_name("claims.yaml")
 METRIC_COLS = [f"{m}_{h}" for m in ("mae", "rmse", "mape") for h in ("3", "6", "12", "avg")]
@@ -104,13 +109,12 @@ def measure(years: pd.DataFrame, back: pd.DataFrame) -> dict[str, list[float]]:
 
 def main(argv=None):
     step = Step("stbp", "evaluate", __doc__)
-    step.parser.add_argument("runs", type=Path, nargs="+", help="runs/<dataset>/<method>_s<seed>.json")
     step.parser.add_argument("--years", type=Path, required=True, help="per-year metrics (.csv)")
     step.parser.add_argument("--table", type=Path, required=True, help="main table (.csv)")
     step.parser.add_argument("--backward", type=Path, required=True, help="backward check (.csv)")
     step.parser.add_argument("--claims", type=Path, required=True)
-    args, _ = step.start(argv)
-    years, back = tidy([read_json(p) for p in args.runs])
+    args, run_plan = step.start(argv)  # the rule reads stbp.plan: which runs exist
+    years, back = tidy([read_json(path) for path in plan.run_paths(run_plan)])
     result = claims_mod.check(CLAIMS, measure(years, back), args.profile, args.claims, step.log,
                               controls=controls_of(years, back))
     write_text(args.years, years.to_csv(index=False, float_format="%.6g"))

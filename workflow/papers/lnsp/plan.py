@@ -1,0 +1,50 @@
+"""The jobs of this paper and their files, as pure functions of its params section (params.yaml: lnsp).
+
+The rule file builds its job lists from these, and the evaluate step finds the same files through them: no command
+line grows with the number of seeds or teachers.
+"""
+from __future__ import annotations
+
+OUT = "results/lnsp"
+VARIANTS = {"full": "teachers", "weak": "weak_teachers"}  # teacher variant -> the params key listing its languages
+
+
+def exact_paths(p: dict) -> list[str]:
+    """The exact-teacher runs (C1, C4): one file per seed, every language in it."""
+    return [f"{OUT}/exact/s{seed}.csv" for seed in p["seeds"]]
+
+
+def teachers(p: dict) -> list[tuple[str, int, str]]:
+    """(variant, seed, language) of every Transformer teacher: each variant's seeds x its languages."""
+    return [(variant, seed, lang) for variant, seed in extraction_jobs(p) for lang in languages(p, variant)]
+
+
+def languages(p: dict, variant: str) -> list[str]:
+    """The languages a variant trains teachers of (``p`` holds the list under ``VARIANTS[variant]``)."""
+    return list(p[VARIANTS[variant]])
+
+
+def teacher_files(variant, seed, lang) -> dict[str, str]:
+    """A teacher's checkpoint and training summary (arguments may be Snakemake wildcards such as "{lang}")."""
+    base = f"{OUT}/teachers/{variant}/s{seed}/{lang}"
+    return {"model": f"{base}.pt", "summary": f"{base}.json"}
+
+
+def extraction_jobs(p: dict) -> list[tuple[str, int]]:
+    """(variant, seed) of every extract job: one job extracts every teacher of that variant and seed."""
+    return [(variant, seed) for variant in VARIANTS if languages(p, variant) for seed in p["variants"][variant]["seeds"]]
+
+
+def extract_path(variant, seed) -> str:
+    return f"{OUT}/extract/{variant}/s{seed}.json"
+
+
+def extract_paths(p: dict) -> list[str]:
+    """The extract jobs' files, in the order of :func:`extraction_jobs` (their records in the order of
+    :func:`teachers`)."""
+    return [extract_path(variant, seed) for variant, seed in extraction_jobs(p)]
+
+
+def extract_inputs(p: dict, variant: str, seed) -> list[str]:
+    """The checkpoints and summaries an extract job reads."""
+    return [f for lang in languages(p, variant) for f in teacher_files(variant, seed, lang).values()]
