@@ -1,6 +1,6 @@
 # L*_nsp: automata learning in the next-symbol-prediction setting (spec: shared/papers/lnsp.md)
 # exact-teacher runs per seed, with their controls (C1, C4) + Transformer teacher per (variant, seed, language)
-# -> extraction, classic L* and C5's control per (variant, seed) (C2, C3, C5) -> main table + claims -> figures
+# -> extraction, classic L* and C5's control per seed (C2, C3, C5) -> main table + claims -> figures
 from workflow.papers.lnsp import plan as lnsp_plan
 
 LNSP = PARAMS["lnsp"]
@@ -52,23 +52,21 @@ rule lnsp_train_teacher:
              "--out {output.model:q} --summary {output.summary:q}")
 
 
-rule lnsp_extract:  # one job per (variant, seed): every teacher's extraction in turn (a few seconds each)
+rule lnsp_extract:  # one job per seed: every teacher of it (both variants) in turn, a few seconds each
     input:
-        teachers=lambda wildcards: lnsp_plan.extract_inputs(LNSP, wildcards.variant, wildcards.seed),
+        teachers=lambda wildcards: lnsp_plan.extract_inputs(LNSP, wildcards.seed),
         code=code("lnsp", "extract"),
     output:
-        lnsp_plan.extract_path("{variant}", "{seed}"),
-    wildcard_constraints:
-        **LNSP_WILDCARDS,
+        lnsp_plan.extract_path("{seed}"),
     params:
-        **reads("lnsp.extract", "lnsp.learners", "lnsp.teachers", "lnsp.weak_teachers"),  # + the plan: which teachers
+        **reads("lnsp.extract", "lnsp.learners", "lnsp.teachers", "lnsp.weak_teachers", "lnsp.variants"),  # + the plan
     log:
-        **logs("lnsp", "extract", "{variant}/s{seed}"),
+        **logs("lnsp", "extract", "s{seed}"),
     benchmark:
-        bench("lnsp", "extract", "{variant}/s{seed}")
+        bench("lnsp", "extract", "s{seed}")
     threads: 1
     shell:
-        step("papers.lnsp.extract", "--variant {wildcards.variant} --seed {wildcards.seed} --out {output:q}")
+        step("papers.lnsp.extract", "--seed {wildcards.seed} --out {output:q}")
 
 
 rule lnsp_evaluate:

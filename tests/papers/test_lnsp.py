@@ -395,13 +395,12 @@ def test_plan_lists_every_run_once():
     assert plan.exact_paths(p) == ["results/lnsp/exact/s0.csv", "results/lnsp/exact/s2.csv"]
     assert plan.teachers(p) == [("full", 0, "tomita2"), ("full", 0, "dyck2_2"), ("weak", 0, "dyck2_3"),
                                 ("weak", 1, "dyck2_3")]
-    # one extract job per (variant, seed), reading every teacher of it
-    assert plan.extract_paths(p) == ["results/lnsp/extract/full/s0.json", "results/lnsp/extract/weak/s0.json",
-                                     "results/lnsp/extract/weak/s1.json"]
-    assert plan.extract_inputs(p, "full", 0) == [
-        "results/lnsp/teachers/full/s0/tomita2.pt", "results/lnsp/teachers/full/s0/tomita2.json",
-        "results/lnsp/teachers/full/s0/dyck2_2.pt", "results/lnsp/teachers/full/s0/dyck2_2.json"]
-    assert plan.extraction_jobs(p | {"weak_teachers": []}) == [("full", 0)]   # a variant without languages: no job
+    # one extract job per seed, reading every teacher of it (both variants)
+    assert plan.extract_paths(p) == ["results/lnsp/extract/s0.json", "results/lnsp/extract/s1.json"]
+    assert plan.extract_teachers(p, 0) == [("full", "tomita2"), ("full", "dyck2_2"), ("weak", "dyck2_3")]
+    assert plan.extract_inputs(p, 1) == ["results/lnsp/teachers/weak/s1/dyck2_3.pt",
+                                         "results/lnsp/teachers/weak/s1/dyck2_3.json"]
+    assert plan.extract_seeds(p | {"weak_teachers": []}) == [0]   # a variant without languages has no teachers
 
 
 def test_run_classic_samples_from_the_teacher_it_gets():

@@ -295,3 +295,30 @@ def test_plan_lists_each_run_once_in_plan_order():
                                   ("stream", "static", 1), ("stream", "stbp_no_freq", 0), ("pedestrian", "stbp", 2)]
     assert plan.run_paths(runs_of)[-1] == "results/stbp/runs/pedestrian/stbp_s2.json"
     assert plan.raw_files("stream") == [] and plan.raw_files("pedestrian") == ["data/raw/pedestrian.csv"]
+
+
+@pytest.fixture(scope="module")
+def tiny_stream():
+    """Three yearly tasks of a tiny expanding network (6 -> 8 -> 10 sensors, 1 day at 5 min), packed as the data
+    step writes it."""
+    from workflow.papers.stbp import data
+
+    return data.pack(M.stream_traffic(3, years=3, n0=6, dn=2, days=1, night_from=2, night_prob=1.0))
+
+
+@pytest.mark.parametrize("method", sorted(S.METHODS))
+def test_every_method_runs_the_yearly_protocol(tiny_stream, method):
+    """Each method through every year, as its train job runs it (the smoke profile runs only some of them)."""
+    from workflow.papers.stbp import train
+
+    p = {"split": [0.6, 0.2, 0.2], "x_len": 12, "y_len": 12, "d": 4, "dropout": 0.0, "lr": 0.01, "batch": 64,
+         "max_epochs": 1, "patience": 1}
+    r = train.run(method, tiny_stream, 0, p, log=lambda *_: None)
+    assert [y["year"] for y in r["years"]] == [0, 1, 2] and [y["n_nodes"] for y in r["years"]] == [6, 8, 10]
+    assert all(np.isfinite(y["mae_avg"]) and np.isfinite(y["shuffled_mae_avg"]) for y in r["years"])
+    assert np.isfinite(r["backward"]["mae_year0_final"]) and r["years"][0]["trained"]
+    later = [y["trainable"] for y in r["years"][1:]]
+    if method in ("stbp", "stbp_no_freq"):
+        assert later == [3 * 4 * 8, 3 * 4 * 10]  # only the bank: 3 d values per node
+    if method in ("static", "stbp_no_bank_mod"):
+        assert later == [0, 0] and not any(y["trained"] for y in r["years"][1:])

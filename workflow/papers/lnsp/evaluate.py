@@ -172,7 +172,8 @@ def main(argv=None):
     step.parser.add_argument("--claims", type=Path, required=True)
     args, p = step.start(argv)  # p: the paper's section (plan.py: which runs exist)
     exact = pd.concat([pd.read_csv(path) for path in plan.exact_paths(p)], ignore_index=True)
-    records = [r for path in plan.extract_paths(p) for r in read_json(path)["records"]]
+    found = {(r["variant"], r["seed"], r["language"]): r for path in plan.extract_paths(p) for r in read_json(path)["records"]}
+    records = [found[key] for key in plan.teachers(p)]  # variant by variant, as the plan lists the teachers
     teachers = teacher_rows(records)
     result = claims_mod.check(CLAIMS, measure(exact, teachers), args.profile, args.claims, step.log,
                               controls=control_measures(exact, teachers))

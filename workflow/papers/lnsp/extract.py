@@ -1,8 +1,8 @@
-"""C2, C3, C5: extract a DFA from each Transformer teacher of one variant and seed with L*_nsp (NSP labels, generative
+"""C2, C3, C5: extract a DFA from each Transformer teacher of one seed with L*_nsp (NSP labels, generative
 queries), mine the words where it differs from the target, and run classic L* (binary labels, samples of the
 untruncated LM; the same L* and query budget) beside it; C5's control mines the words of a perturbed target instead
-of the extraction. One job per (variant, seed): the teachers' languages in turn (a few seconds each), each from the
-same seeded state, as if it ran alone. The languages and their checkpoints come from the plan (plan.py)."""
+of the extraction. One job per seed: its teachers (fully trained and under-trained) in turn, a few seconds each, each
+from the same seeded state, as if it ran alone. The teachers and their checkpoints come from the plan (plan.py)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -48,16 +48,15 @@ def extract_teacher(model: Path, summary: Path, seed: int, p: dict, log=print) -
 
 def main(argv=None):
     step = Step("lnsp", "extract", __doc__)
-    step.parser.add_argument("--variant", required=True, choices=sorted(plan.VARIANTS))
     step.parser.add_argument("--seed", type=int, required=True, help="the teachers' seed, also the learners' sampling seed")
     step.parser.add_argument("--out", type=Path, required=True, help=".json: one record per teacher, in the plan's order")
     args, p = step.start(argv)
     records = []
-    for lang in plan.languages(p, args.variant):
+    for variant, lang in plan.extract_teachers(step.tree["lnsp"], args.seed):  # the rule reads the plan's sections
         seed_everything(args.seed)  # every teacher's extraction starts from the same state, as in a job of its own
-        files = plan.teacher_files(args.variant, args.seed, lang)
+        files = plan.teacher_files(variant, args.seed, lang)
         records.append(extract_teacher(Path(files["model"]), Path(files["summary"]), args.seed, p, step.log))
-    write_json(args.out, {"variant": args.variant, "seed": args.seed, "records": records})
+    write_json(args.out, {"seed": args.seed, "records": records})
     step.finish(metrics={"teachers": len(records), "equivalent": sum(bool(r["nsp"]["equivalent"]) for r in records),
                          "n_mq": sum(r["nsp"]["n_mq"] for r in records),
                          "time_s": sum(r["nsp"]["time_s"] for r in records),

@@ -16,7 +16,8 @@ def exact_paths(p: dict) -> list[str]:
 
 def teachers(p: dict) -> list[tuple[str, int, str]]:
     """(variant, seed, language) of every Transformer teacher: each variant's seeds x its languages."""
-    return [(variant, seed, lang) for variant, seed in extraction_jobs(p) for lang in languages(p, variant)]
+    return [(variant, seed, lang) for variant in VARIANTS for seed in p["variants"][variant]["seeds"]
+            for lang in languages(p, variant)]
 
 
 def languages(p: dict, variant: str) -> list[str]:
@@ -30,21 +31,25 @@ def teacher_files(variant, seed, lang) -> dict[str, str]:
     return {"model": f"{base}.pt", "summary": f"{base}.json"}
 
 
-def extraction_jobs(p: dict) -> list[tuple[str, int]]:
-    """(variant, seed) of every extract job: one job extracts every teacher of that variant and seed."""
-    return [(variant, seed) for variant in VARIANTS if languages(p, variant) for seed in p["variants"][variant]["seeds"]]
+def extract_seeds(p: dict) -> list[int]:
+    """The seeds of the extract jobs: one job per seed extracts every teacher of that seed (all variants)."""
+    return list(dict.fromkeys(seed for _, seed, _ in teachers(p)))
 
 
-def extract_path(variant, seed) -> str:
-    return f"{OUT}/extract/{variant}/s{seed}.json"
+def extract_teachers(p: dict, seed: int) -> list[tuple[str, str]]:
+    """(variant, language) of the teachers one extract job reads, in the order of :func:`teachers`."""
+    return [(variant, lang) for variant, s, lang in teachers(p) if s == int(seed)]
+
+
+def extract_path(seed) -> str:
+    return f"{OUT}/extract/s{seed}.json"
 
 
 def extract_paths(p: dict) -> list[str]:
-    """The extract jobs' files, in the order of :func:`extraction_jobs` (their records in the order of
-    :func:`teachers`)."""
-    return [extract_path(variant, seed) for variant, seed in extraction_jobs(p)]
+    """The extract jobs' files, in the order of :func:`extract_seeds`."""
+    return [extract_path(seed) for seed in extract_seeds(p)]
 
 
-def extract_inputs(p: dict, variant: str, seed) -> list[str]:
+def extract_inputs(p: dict, seed) -> list[str]:
     """The checkpoints and summaries an extract job reads."""
-    return [f for lang in languages(p, variant) for f in teacher_files(variant, seed, lang).values()]
+    return [f for variant, lang in extract_teachers(p, seed) for f in teacher_files(variant, seed, lang).values()]
