@@ -26,8 +26,6 @@ except (ParamsError, ClaimsError) as err:
 include: "rules/common.smk"
 include: "rules/data.smk"
 for paper in PAPERS:  # rules/<slug>.smk: the paper's data -> runs -> evaluate -> plot
-
-
     include: f"rules/{paper}.smk"
 
 

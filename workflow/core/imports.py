@@ -8,11 +8,17 @@ and so do the packages' ``__init__.py`` files, which Python runs on the way.
 from __future__ import annotations
 
 import ast
+import hashlib
+import json
+import os
 from functools import lru_cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "workflow"
+# Parsing every step's modules took ~0.9 s of each `snakemake` start; the imports of a source text never change,
+# so they are kept here, keyed by the text's hash (git-ignored; deleting it only costs one slower start).
+CACHE = ".cache/imports.json"
 
 
 def module_file(module: str, root: Path = ROOT) -> Path | None:
@@ -34,10 +40,38 @@ def _absolute(node: ast.ImportFrom, module: str, is_package: bool) -> str:
 
 
 @lru_cache(maxsize=None)
+def _cache(root: Path) -> dict:
+    try:
+        return json.loads((root / CACHE).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _remember(root: Path, key: str, modules: list[str]) -> None:
+    cache = _cache(root)
+    cache[key] = modules
+    path = root / CACHE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}")
+    tmp.write_text(json.dumps(cache))
+    tmp.replace(path)  # atomic: parallel snakemake starts never read half a file
+
+
+@lru_cache(maxsize=None)
 def direct_imports(module: str, root: Path = ROOT) -> frozenset[str]:
     """The project modules one module imports (a `from pkg import name` counts name when it is a module)."""
+    source = module_file(module, root).read_bytes()
+    key = f"{module}:{hashlib.sha1(source).hexdigest()}"
+    if key not in _cache(root):
+        _remember(root, key, sorted(imported_names(module, source, root)))
+    # which names are modules is decided now, not cached: a module may have been added since
+    return frozenset(m for m in _cache(root)[key] if module_file(m, root))
+
+
+def imported_names(module: str, source: bytes, root: Path = ROOT) -> set[str]:
+    """Every name under workflow/ that the source imports, module or not."""
     path = module_file(module, root)
-    tree = ast.parse(path.read_text(), filename=str(path))
+    tree = ast.parse(source, filename=str(path))
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -46,7 +80,7 @@ def direct_imports(module: str, root: Path = ROOT) -> frozenset[str]:
             base = _absolute(node, module, path.name == "__init__.py")
             found.add(base)
             found |= {f"{base}.{alias.name}" for alias in node.names}
-    return frozenset(m for m in found if m.split(".")[0] == PACKAGE and module_file(m, root))
+    return {m for m in found if m.split(".")[0] == PACKAGE}
 
 
 def with_packages(module: str) -> list[str]:
