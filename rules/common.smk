@@ -56,3 +56,22 @@ def step(module, args=""):
         "--rule {rule} --wildcards '{wildcards}' --record {log.run:q} > {log.out:q} 2>&1 "
         "|| (echo '--- last lines of {log.out} ---' >&2; tail -n 30 {log.out:q} >&2; exit 1)"
     )
+
+
+# profiles/default/config.yaml sets a rate-limit window no run reaches (Snakemake's 1 s window re-checked every
+# waiting job each second, half a core during a default run). Snakemake arms one timer of that window per
+# scheduling pass, and they would keep the finished process alive for the hour: stop them when the run ends.
+def stop_rate_limit_timers(log=None):
+    import threading
+
+    for thread in threading.enumerate():
+        if isinstance(thread, threading.Timer):
+            thread.cancel()
+
+
+onsuccess:
+    stop_rate_limit_timers()
+
+
+onerror:
+    stop_rate_limit_timers()
