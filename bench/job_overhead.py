@@ -46,7 +46,10 @@ def jobs(results: Path) -> list[dict]:
         paper_dir = rec_path.parents[len(rec_path.relative_to(results).parts) - 2]
         job = rec_path.relative_to(paper_dir / "logs")
         tsv = paper_dir / "bench" / job.parent / (job.name.removesuffix(".run.json") + ".tsv")
-        rec = json.loads(rec_path.read_text())
+        try:
+            rec = json.loads(rec_path.read_text())
+        except ValueError:  # a job killed before it wrote its record (the rerun will)
+            continue
         if tsv.exists():  # records before compute_seconds existed: `seconds` (includes loading the params)
             out.append({"rule": rec["rule"], "wall": wall_seconds(tsv), "compute": rec.get("compute_seconds", rec["seconds"])})
     for tsv in results.glob("*/bench/track.tsv"):
