@@ -47,9 +47,9 @@ def _cache(root: Path) -> dict:
         return {}
 
 
-def _remember(root: Path, key: str, modules: list[str]) -> None:
+def _save(root: Path) -> None:
+    """Write the cache once per closure that parsed something (not once per parsed module)."""
     cache = _cache(root)
-    cache[key] = modules
     path = root / CACHE
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"{path.name}.{os.getpid()}")
@@ -63,7 +63,7 @@ def direct_imports(module: str, root: Path = ROOT) -> frozenset[str]:
     source = module_file(module, root).read_bytes()
     key = f"{module}:{hashlib.sha1(source).hexdigest()}"
     if key not in _cache(root):
-        _remember(root, key, sorted(imported_names(module, source, root)))
+        _cache(root)[key] = sorted(imported_names(module, source, root))
     # which names are modules is decided now, not cached: a module may have been added since
     return frozenset(m for m in _cache(root)[key] if module_file(m, root))
 
@@ -92,13 +92,15 @@ def with_packages(module: str) -> list[str]:
 @lru_cache(maxsize=None)
 def closure(module: str, root: Path = ROOT) -> tuple[str, ...]:
     """Every project module that importing `module` runs, sorted."""
-    seen, todo = set(), [module]
+    seen, todo, known = set(), [module], len(_cache(root))
     while todo:
         current = todo.pop()
         for m in with_packages(current):
             if m not in seen and module_file(m, root):
                 seen.add(m)
                 todo += sorted(direct_imports(m, root) - seen)
+    if len(_cache(root)) != known:
+        _save(root)
     return tuple(sorted(seen))
 
 
