@@ -19,13 +19,12 @@ rule adam_implicit_bias:
 rule adam_implicit_bias_data:
     input:
         code=code("adam_implicit_bias", "data"),
+        params=reads("adam_implicit_bias.data", "adam_implicit_bias.refs"),
     output:
         data=f"{ADAM_OUT}/data/{{dataset}}.npz",
         summary=f"{ADAM_OUT}/data/{{dataset}}.json",
     wildcard_constraints:
         **ADAM_WILDCARDS,
-    params:
-        **reads("adam_implicit_bias.data", "adam_implicit_bias.refs"),
     log:
         **logs("adam_implicit_bias", "data", "{dataset}"),
     benchmark:
@@ -39,12 +38,11 @@ rule adam_implicit_bias_train:  # one job per (data set, group); its algorithms 
     input:
         data=f"{ADAM_OUT}/data/{{dataset}}.npz",
         code=code("adam_implicit_bias", "train"),
+        params=reads("adam_implicit_bias.train", "adam_implicit_bias.algorithms", "adam_implicit_bias.plan"),
     output:
         adam_plan.train_path("{dataset}", "{group}"),
     wildcard_constraints:
         **ADAM_WILDCARDS,
-    params:
-        **reads("adam_implicit_bias.train", "adam_implicit_bias.algorithms", "adam_implicit_bias.plan"),
     log:
         **logs("adam_implicit_bias", "train", "{dataset}/{group}"),
     benchmark:
@@ -60,12 +58,11 @@ rule adam_implicit_bias_evaluate:
         runs=adam_plan.train_paths(ADAM),
         claims="workflow/papers/adam_implicit_bias/claims.yaml",
         code=code("adam_implicit_bias", "evaluate"),
+        params=reads("adam_implicit_bias"),  # the plan: which runs exist
     output:
         curves=f"{ADAM_OUT}/curves.csv",
         table=f"{ADAM_OUT}/table.csv",
         claims=f"{ADAM_OUT}/claims.json",
-    params:
-        **reads("adam_implicit_bias"),  # the plan: which runs exist
     log:
         **logs("adam_implicit_bias", "evaluate"),
     benchmark:
@@ -81,10 +78,9 @@ rule adam_implicit_bias_plot:
         curves=f"{ADAM_OUT}/curves.csv",
         table=f"{ADAM_OUT}/table.csv",
         code=code("adam_implicit_bias", "plot"),
+        params=reads(),
     output:
         ADAM_FIGURES,
-    params:
-        **reads(),
     log:
         **logs("adam_implicit_bias", "plot"),
     benchmark:

@@ -1,7 +1,9 @@
 # Helpers every rule file uses. Every rule has the same parts, in the same order:
-#   input (data, then code=code(...)), output, params: **reads(...), log: **logs(...), benchmark, threads, shell: step(...)
-from workflow.core.imports import code_files
-from workflow.core.params import section
+#   input (data, then code=code(...), params=reads(...)), output, log: **logs(...), benchmark, threads, shell: step(...)
+# Code and values reach Snakemake as stamp files (workflow/core/stamps.py), never as `params:`.
+from functools import lru_cache
+
+from workflow.core import stamps
 
 # Each paper's rule file registers the figures its plot step makes; the report embeds them.
 FIGURES = {}
@@ -13,20 +15,31 @@ wildcard_constraints:
     seed="[0-9]+",
 
 
+@lru_cache(maxsize=None)
+def params_stamp(name):
+    return stamps.params(PARAMS, name)
+
+
 def reads(*sections):
-    """params: of a rule that reads these params.yaml sections ('{wildcard}' allowed).
+    """input: the params.yaml sections a job reads ('{wildcard}' allowed), as stamps of their values.
 
-    Snakemake tracks the values (a change re-runs exactly these jobs); the step gets the section names
-    and reads the same values itself; the dvc.yaml generator lists their keys.
+    A change re-runs exactly these jobs; the step gets the section names (--params) and reads the same values
+    itself; the dvc.yaml generator lists their keys. Sections without wildcards are stamped once, here.
     """
+    if not any("{" in s for s in sections):
+        return [params_stamp(s) for s in sections]
+    return lambda wildcards: [params_stamp(s.format(**wildcards)) for s in sections]
 
-    def names(wildcards):
-        return ",".join(s.format(**wildcards) for s in sections)
 
-    def values(wildcards):
-        return {name: section(PARAMS, name) for name in names(wildcards).split(",") if name}
+def derived(name, value, *sections):
+    """input: a value one job derives from params sections (a function of its wildcards), as a stamp, for a value
+    the step computes itself from those sections: a change elsewhere in them does not re-run the job."""
 
-    return dict(sections=names, values=values)
+    def stamp(wildcards):
+        key = "_".join(map(str, wildcards))
+        return stamps.derived(name, key, value(wildcards), list(sections))
+
+    return stamp
 
 
 def logs(paper, step, job="all"):
@@ -39,11 +52,11 @@ def bench(paper, step, job="all"):
 
 
 def code(paper, step):
-    """The code a job runs, as inputs: its step module and every module under workflow/ that it imports,
-    directly or not (read from the source by workflow/core/imports.py, never a hand-kept list), so that
-    editing any of them re-runs exactly the jobs whose steps import it (and a mere `touch` re-runs nothing:
-    Snakemake compares inputs under 1 MB by checksum). Shared steps name no paper: code(None, "core.fetch")."""
-    return code_files(f"workflow.papers.{paper}.{step}" if paper else f"workflow.{step}")
+    """input: the code a job runs, as one stamp: its step module and every module under workflow/ that it
+    imports, directly or not (read from the source by workflow/core/imports.py, never a hand-kept list), with
+    their hashes, so that editing any of them re-runs exactly the jobs whose steps import it (and a mere `touch`
+    re-runs nothing). Shared steps name no paper: code(None, "core.fetch")."""
+    return stamps.code(f"workflow.papers.{paper}.{step}" if paper else f"workflow.{step}")
 
 
 def step(module, args=""):
@@ -52,7 +65,7 @@ def step(module, args=""):
     On failure the tail of the job's log is printed, so the real error is not buried in a log file.
     """
     return (
-        f"python -m workflow.{module} {args} --profile {PROFILE} --params={{params.sections}} "
+        f"python -m workflow.{module} {args} --profile {PROFILE} --params {{input.params}} "
         "--rule {rule} --wildcards '{wildcards}' --record {log.run:q} > {log.out:q} 2>&1 "
         "|| (echo '--- last lines of {log.out} ---' >&2; tail -n 30 {log.out:q} >&2; exit 1)"
     )

@@ -20,10 +20,9 @@ rule cosa_prepare:
     input:
         raw=lambda wildcards: cosa_plan.raw_files(COSA_DATASETS, wildcards.dataset),
         code=code("cosa", "prepare"),
+        params=reads("cosa.datasets.{dataset}.source", "cosa.datasets.{dataset}.length", "cosa.generator", "cosa.split"),
     output:
         f"{COSA_OUT}/data/{{dataset}}_s{{seed}}.npz",
-    params:
-        **reads("cosa.datasets.{dataset}.source", "cosa.datasets.{dataset}.length", "cosa.generator", "cosa.split"),
     log:
         **logs("cosa", "prepare", "{dataset}_s{seed}"),
     benchmark:
@@ -37,13 +36,12 @@ rule cosa_train_base:
     input:
         data=f"{COSA_OUT}/data/{{dataset}}_s{{seed}}.npz",
         code=code("cosa", "train_base"),
+        params=reads("cosa.datasets.{dataset}.lookback", "cosa.base"),
     output:
         model=f"{COSA_OUT}/base/{{dataset}}/{{base}}_H{{H}}_s{{seed}}.pt",
         summary=f"{COSA_OUT}/base/{{dataset}}/{{base}}_H{{H}}_s{{seed}}.json",
     wildcard_constraints:
         **COSA_WILDCARDS,
-    params:
-        **reads("cosa.datasets.{dataset}.lookback", "cosa.base"),
     log:
         **logs("cosa", "train_base", "{dataset}/{base}_H{H}_s{seed}"),
     benchmark:
@@ -60,13 +58,12 @@ rule cosa_tta:
         data=f"{COSA_OUT}/data/{{dataset}}_s{{seed}}.npz",
         base=f"{COSA_OUT}/base/{{dataset}}/{{base}}_H{{H}}_s{{seed}}.pt",
         code=code("cosa", "tta"),
+        params=reads("cosa.datasets.{dataset}.lookback", "cosa.tta"),
     output:
         summary=f"{COSA_OUT}/tta/{{dataset}}/{{base}}_H{{H}}_s{{seed}}.json",
         traces=f"{COSA_OUT}/tta/{{dataset}}/{{base}}_H{{H}}_s{{seed}}.npz",
     wildcard_constraints:
         **COSA_WILDCARDS,
-    params:
-        **reads("cosa.datasets.{dataset}.lookback", "cosa.tta"),
     log:
         **logs("cosa", "tta", "{dataset}/{base}_H{H}_s{seed}"),
     benchmark:
@@ -84,12 +81,11 @@ rule cosa_evaluate:
         traces=cosa_plan.trace_path(COSA_DATASETS),  # the cell Figs. B/C follow
         claims="workflow/papers/cosa/claims.yaml",
         code=code("cosa", "evaluate"),
+        params=reads("cosa.datasets"),  # the plan: which cells exist
     output:
         table=f"{COSA_OUT}/table.csv",
         stream=f"{COSA_OUT}/stream.csv",
         claims=f"{COSA_OUT}/claims.json",
-    params:
-        **reads("cosa.datasets"),  # the plan: which cells exist
     log:
         **logs("cosa", "evaluate"),
     benchmark:
@@ -105,11 +101,10 @@ rule cosa_plot:
         table=f"{COSA_OUT}/table.csv",
         stream=f"{COSA_OUT}/stream.csv",
         code=code("cosa", "plot"),
+        params=reads(),
     output:
         main_table=f"{COSA_OUT}/main_table.csv",
         figures=COSA_FIGURES,
-    params:
-        **reads(),
     log:
         **logs("cosa", "plot"),
     benchmark:

@@ -5,10 +5,9 @@ rule fetch:
     input:
         catalog="workflow/catalog.yaml",
         code=code(None, "core.fetch"),
+        params=reads(),
     output:
         "data/raw/{name}.csv",
-    params:
-        **reads(),
     log:
         **logs("data", "fetch", "{name}"),
     benchmark:

@@ -22,14 +22,13 @@ rule fairness_pareto_train_base:
     input:
         raw=lambda wildcards: fp_plan.raw_files(FP["datasets"][wildcards.dataset]["source"]),
         code=code("fairness_pareto", "train_base"),
+        params=reads("fairness_pareto.datasets.{dataset}", "fairness_pareto.base"),
     output:
         features=FP_CELL["features"],
         model=FP_CELL["model"],
         summary=FP_CELL["base"],
     wildcard_constraints:
         **FP_WILDCARDS,
-    params:
-        **reads("fairness_pareto.datasets.{dataset}", "fairness_pareto.base"),
     log:
         **logs("fairness_pareto", "train_base", "{dataset}_s{seed}"),
     benchmark:
@@ -45,6 +44,7 @@ rule fairness_pareto_frontiers:
         features=FP_CELL["features"],
         base=FP_CELL["base"],
         code=code("fairness_pareto", "frontiers"),
+        params=reads("fairness_pareto.frontiers"),
     output:
         frontiers=FP_CELL["frontiers"],
         fairfair=FP_CELL["fairfair"],
@@ -52,8 +52,6 @@ rule fairness_pareto_frontiers:
         control=FP_CELL["control"],
     wildcard_constraints:
         **FP_WILDCARDS,
-    params:
-        **reads("fairness_pareto.frontiers"),
     log:
         **logs("fairness_pareto", "frontiers", "{dataset}_s{seed}"),
     benchmark:
@@ -70,12 +68,11 @@ rule fairness_pareto_interventions:  # one job per (data set, seed): every famil
         features=FP_CELL["features"],
         base=FP_CELL["base"],
         code=code("fairness_pareto", "interventions"),
+        params=reads("fairness_pareto.interventions", "fairness_pareto.frontiers.roc_thresholds"),
     output:
         FP_CELL["points"],
     wildcard_constraints:
         **FP_WILDCARDS,
-    params:
-        **reads("fairness_pareto.interventions", "fairness_pareto.frontiers.roc_thresholds"),
     log:
         **logs("fairness_pareto", "interventions", "{dataset}_s{seed}"),
     benchmark:
@@ -95,14 +92,13 @@ rule fairness_pareto_evaluate:
         controls=fp_plan.paths(FP["plan"], "control"),
         claims="workflow/papers/fairness_pareto/claims.yaml",
         code=code("fairness_pareto", "evaluate"),
+        params=reads("fairness_pareto.plan"),  # the plan: which cells exist (the step finds their files through it)
     output:
         frontiers=f"{FP_OUT}/frontiers.csv",
         fairfair=f"{FP_OUT}/fairfair.csv",
         points=f"{FP_OUT}/points.csv",
         cells=f"{FP_OUT}/cells.csv",
         claims=f"{FP_OUT}/claims.json",
-    params:
-        **reads("fairness_pareto.plan"),  # the plan: which cells exist (the step finds their files through it)
     log:
         **logs("fairness_pareto", "evaluate"),
     benchmark:
@@ -121,11 +117,10 @@ rule fairness_pareto_plot:
         points=f"{FP_OUT}/points.csv",
         cells=f"{FP_OUT}/cells.csv",
         code=code("fairness_pareto", "plot"),
+        params=reads(),
     output:
         table=f"{FP_OUT}/table_eod_optimal.csv",
         figures=FP_FIGURES,
-    params:
-        **reads(),
     log:
         **logs("fairness_pareto", "plot"),
     benchmark:

@@ -21,10 +21,9 @@ rule fsd_cap_data:
     input:
         raw=lambda wildcards: fsd_plan.raw_files(FSD["datasets"], wildcards.dataset),
         code=code("fsd_cap", "data"),
+        params=reads("fsd_cap.datasets.{dataset}", "fsd_cap.csbm"),
     output:
         f"{FSD_OUT}/data/{{dataset}}.npz",
-    params:
-        **reads("fsd_cap.datasets.{dataset}", "fsd_cap.csbm"),
     log:
         **logs("fsd_cap", "data", "{dataset}"),
     benchmark:
@@ -38,11 +37,10 @@ rule fsd_cap_run:
     input:
         data=f"{FSD_OUT}/data/{{dataset}}.npz",
         code=code("fsd_cap", "run"),
+        params=reads("fsd_cap.plan.{dataset}", "fsd_cap.tasks.{dataset}", "fsd_cap.split", "fsd_cap.missing",
+                     "fsd_cap.impute", "fsd_cap.gnn", "fsd_cap.link", "fsd_cap.sweep"),
     output:
         f"{FSD_OUT}/runs/{{dataset}}/s{{seed}}.json",
-    params:
-        **reads("fsd_cap.plan.{dataset}", "fsd_cap.tasks.{dataset}", "fsd_cap.split", "fsd_cap.missing",
-                "fsd_cap.impute", "fsd_cap.gnn", "fsd_cap.link", "fsd_cap.sweep"),
     log:
         **logs("fsd_cap", "run", "{dataset}/s{seed}"),
     benchmark:
@@ -58,12 +56,11 @@ rule fsd_cap_evaluate:
         runs=fsd_plan.run_paths(FSD["plan"]),
         claims="workflow/papers/fsd_cap/claims.yaml",
         code=code("fsd_cap", "evaluate"),
+        params=reads("fsd_cap.plan", "fsd_cap.missing"),  # the plan: which runs exist
     output:
         table=f"{FSD_OUT}/metrics.csv",
         main=f"{FSD_OUT}/main_table.csv",
         claims=f"{FSD_OUT}/claims.json",
-    params:
-        **reads("fsd_cap.plan", "fsd_cap.missing"),  # the plan: which runs exist
     log:
         **logs("fsd_cap", "evaluate"),
     benchmark:
@@ -78,10 +75,9 @@ rule fsd_cap_plot:
     input:
         table=f"{FSD_OUT}/metrics.csv",
         code=code("fsd_cap", "plot"),
+        params=reads("fsd_cap.missing"),
     output:
         FSD_FIGURES,
-    params:
-        **reads("fsd_cap.missing"),
     log:
         **logs("fsd_cap", "plot"),
     benchmark:

@@ -19,14 +19,13 @@ rule hypergraph_sparsify:
 rule hypergraph_sparsify_sparsify_eval:
     input:
         code=code("hypergraph_sparsify", "sparsify_eval"),
+        params=reads("hypergraph_sparsify.data", "hypergraph_sparsify.families.{family}", "hypergraph_sparsify.sweep",
+                     "hypergraph_sparsify.methods", "hypergraph_sparsify.eval"),
     output:
         table=f"{HSP_OUT}/sparsify/{{family}}_s{{seed}}.csv",
         space=f"{HSP_OUT}/sparsify/{{family}}_s{{seed}}_space.csv",
     wildcard_constraints:
         **HSP_WILDCARDS,
-    params:
-        **reads("hypergraph_sparsify.data", "hypergraph_sparsify.families.{family}", "hypergraph_sparsify.sweep",
-                "hypergraph_sparsify.methods", "hypergraph_sparsify.eval"),
     log:
         **logs("hypergraph_sparsify", "sparsify_eval", "{family}_s{seed}"),
     benchmark:
@@ -40,14 +39,13 @@ rule hypergraph_sparsify_sparsify_eval:
 rule hypergraph_sparsify_sliding:
     input:
         code=code("hypergraph_sparsify", "sliding"),
+        params=reads("hypergraph_sparsify.data", "hypergraph_sparsify.families.{family}", "hypergraph_sparsify.sliding",
+                     "hypergraph_sparsify.eval"),
     output:
         queries=f"{HSP_OUT}/sliding/{{family}}_s{{seed}}.csv",
         memory=f"{HSP_OUT}/sliding/{{family}}_s{{seed}}_memory.csv",
     wildcard_constraints:
         **HSP_WILDCARDS,
-    params:
-        **reads("hypergraph_sparsify.data", "hypergraph_sparsify.families.{family}", "hypergraph_sparsify.sliding",
-                "hypergraph_sparsify.eval"),
     log:
         **logs("hypergraph_sparsify", "sliding", "{family}_s{seed}"),
     benchmark:
@@ -66,14 +64,13 @@ rule hypergraph_sparsify_evaluate:
         memory=hsp_plan.sliding_memory(HSP),
         claims="workflow/papers/hypergraph_sparsify/claims.yaml",
         code=code("hypergraph_sparsify", "evaluate"),
+        params=reads("hypergraph_sparsify"),  # the plan (which jobs exist) and the sweep's m_small, m_large
     output:
         table=f"{HSP_OUT}/table.csv",
         space=f"{HSP_OUT}/space.csv",
         sliding=f"{HSP_OUT}/sliding.csv",
         trace=f"{HSP_OUT}/sliding_memory.csv",
         claims=f"{HSP_OUT}/claims.json",
-    params:
-        **reads("hypergraph_sparsify"),  # the plan (which jobs exist) and the sweep's m_small, m_large
     log:
         **logs("hypergraph_sparsify", "evaluate"),
     benchmark:
@@ -92,11 +89,10 @@ rule hypergraph_sparsify_plot:
         sliding=f"{HSP_OUT}/sliding.csv",
         trace=f"{HSP_OUT}/sliding_memory.csv",
         code=code("hypergraph_sparsify", "plot"),
+        params=reads(),
     output:
         main_table=f"{HSP_OUT}/main_table.csv",
         figures=HSP_FIGURES,
-    params:
-        **reads(),
     log:
         **logs("hypergraph_sparsify", "plot"),
     benchmark:

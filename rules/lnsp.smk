@@ -19,10 +19,9 @@ rule lnsp:
 rule lnsp_exact:
     input:
         code=code("lnsp", "exact"),
+        params=reads("lnsp.exact", "lnsp.learners"),
     output:
         f"{LNSP_OUT}/exact/s{{seed}}.csv",
-    params:
-        **reads("lnsp.exact", "lnsp.learners"),
     log:
         **logs("lnsp", "exact", "s{seed}"),
     benchmark:
@@ -35,12 +34,11 @@ rule lnsp_exact:
 rule lnsp_train_teacher:
     input:
         code=code("lnsp", "train_teacher"),
+        params=reads("lnsp.teacher", "lnsp.variants.{variant}"),
     output:
         **lnsp_plan.teacher_files("{variant}", "{seed}", "{lang}"),
     wildcard_constraints:
         **LNSP_WILDCARDS,
-    params:
-        **reads("lnsp.teacher", "lnsp.variants.{variant}"),
     log:
         **logs("lnsp", "train_teacher", "{variant}/s{seed}/{lang}"),
     benchmark:
@@ -56,10 +54,9 @@ rule lnsp_extract:  # one job per seed: every teacher of it (both variants) in t
     input:
         teachers=lambda wildcards: lnsp_plan.extract_inputs(LNSP, wildcards.seed),
         code=code("lnsp", "extract"),
+        params=reads("lnsp.extract", "lnsp.learners", "lnsp.teachers", "lnsp.weak_teachers", "lnsp.variants"),  # + the plan
     output:
         lnsp_plan.extract_path("{seed}"),
-    params:
-        **reads("lnsp.extract", "lnsp.learners", "lnsp.teachers", "lnsp.weak_teachers", "lnsp.variants"),  # + the plan
     log:
         **logs("lnsp", "extract", "s{seed}"),
     benchmark:
@@ -75,14 +72,13 @@ rule lnsp_evaluate:
         extract=lnsp_plan.extract_paths(LNSP),
         claims="workflow/papers/lnsp/claims.yaml",
         code=code("lnsp", "evaluate"),
+        params=reads("lnsp"),  # the plan: which runs exist (the step finds their files through it)
     output:
         table=f"{LNSP_OUT}/table_main.csv",
         exact=f"{LNSP_OUT}/exact_runs.csv",
         teachers=f"{LNSP_OUT}/teachers.csv",
         mined=f"{LNSP_OUT}/mined_errors.csv",
         claims=f"{LNSP_OUT}/claims.json",
-    params:
-        **reads("lnsp"),  # the plan: which runs exist (the step finds their files through it)
     log:
         **logs("lnsp", "evaluate"),
     benchmark:
@@ -99,10 +95,9 @@ rule lnsp_plot:
         table=f"{LNSP_OUT}/table_main.csv",
         exact=f"{LNSP_OUT}/exact_runs.csv",
         code=code("lnsp", "plot"),
+        params=reads(),
     output:
         LNSP_FIGURES,
-    params:
-        **reads(),
     log:
         **logs("lnsp", "plot"),
     benchmark:

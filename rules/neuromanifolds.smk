@@ -16,12 +16,11 @@ rule neuromanifolds:
 rule neuromanifolds_ranks:
     input:
         code=code("neuromanifolds", "ranks"),
+        params=reads("neuromanifolds.architectures", "neuromanifolds.ranks"),
     output:
         dimensions=f"{NM_OUT}/ranks/dimensions.csv",
         singular=f"{NM_OUT}/ranks/singular.csv",
         spectra=f"{NM_OUT}/ranks/spectra.npz",
-    params:
-        **reads("neuromanifolds.architectures", "neuromanifolds.ranks"),
     log:
         **logs("neuromanifolds", "ranks"),
     benchmark:
@@ -35,11 +34,10 @@ rule neuromanifolds_ranks:
 rule neuromanifolds_fibers:  # E3 for generic sigma (C1f, C3f) and for x^r (their control), one job
     input:
         code=code("neuromanifolds", "fibers"),
+        params=reads("neuromanifolds.fibers"),
     output:
         generic=f"{NM_OUT}/fibers/generic.csv",
         monomial=f"{NM_OUT}/fibers/monomial.csv",
-    params:
-        **reads("neuromanifolds.fibers"),
     log:
         **logs("neuromanifolds", "fibers"),
     benchmark:
@@ -52,11 +50,10 @@ rule neuromanifolds_fibers:  # E3 for generic sigma (C1f, C3f) and for x^r (thei
 rule neuromanifolds_critical:  # E5 for the MLP and the CNN (each the other's control), one job
     input:
         code=code("neuromanifolds", "critical"),
+        params=reads("neuromanifolds.critical"),
     output:
         mlp=f"{NM_OUT}/critical/mlp.csv",
         cnn=f"{NM_OUT}/critical/cnn.csv",
-    params:
-        **reads("neuromanifolds.critical"),
     log:
         **logs("neuromanifolds", "critical"),
     benchmark:
@@ -69,10 +66,9 @@ rule neuromanifolds_critical:  # E5 for the MLP and the CNN (each the other's co
 rule neuromanifolds_sparsity:
     input:
         code=code("neuromanifolds", "sparsity"),
+        params=reads("neuromanifolds.sparsity"),
     output:
         f"{NM_OUT}/sparsity/sparsity.csv",
-    params:
-        **reads("neuromanifolds.sparsity"),
     log:
         **logs("neuromanifolds", "sparsity"),
     benchmark:
@@ -93,13 +89,12 @@ rule neuromanifolds_evaluate:
         sparsity=f"{NM_OUT}/sparsity/sparsity.csv",
         claims="workflow/papers/neuromanifolds/claims.yaml",
         code=code("neuromanifolds", "evaluate"),
+        params=reads(),
     output:
         table=f"{NM_OUT}/table_a.csv",
         spectra=f"{NM_OUT}/spectra.csv",
         gradients=f"{NM_OUT}/gradients.csv",
         claims=f"{NM_OUT}/claims.json",
-    params:
-        **reads(),
     log:
         **logs("neuromanifolds", "evaluate"),
     benchmark:
@@ -118,10 +113,9 @@ rule neuromanifolds_plot:
         spectra=f"{NM_OUT}/spectra.csv",
         gradients=f"{NM_OUT}/gradients.csv",
         code=code("neuromanifolds", "plot"),
+        params=reads(),
     output:
         NM_FIGURES,
-    params:
-        **reads(),
     log:
         **logs("neuromanifolds", "plot"),
     benchmark:

@@ -8,12 +8,11 @@ rule report:
         cards=expand("workflow/papers/{paper}/PAPER.md", paper=PAPERS),
         template="workflow/report/template.html",
         code=code(None, "report.build"),
+        params=reads("report"),
     output:
         html="results/report/index.html",
         csv="results/report/claims.csv",
         verdicts="results/report/verdicts.md",
-    params:
-        **reads("report"),
     log:
         **logs("report", "build"),
     benchmark:

@@ -11,9 +11,9 @@ FIGURES["scsd"] = SCSD_FIGURES = expand(f"{SCSD_OUT}/figures/{{fig}}.png",
 
 
 def scsd_cell_methods(wildcards):
-    """The methods the plan runs in this cell, comma-separated (a cell runs at most every method once)."""
-    return ",".join(scsd_plan.cell_methods(SCSD["plan"], SCSD["datasets"], wildcards.dataset, float(wildcards.rv),
-                                           int(wildcards.seed)))
+    """The methods the plan runs in this cell (a cell runs at most every method once)."""
+    return scsd_plan.cell_methods(SCSD["plan"], SCSD["datasets"], wildcards.dataset, float(wildcards.rv),
+                                  int(wildcards.seed))
 
 
 rule scsd:
@@ -27,10 +27,9 @@ rule scsd_prepare:
     input:
         raw=lambda wildcards: scsd_plan.raw_files(SCSD["datasets"], wildcards.dataset),
         code=code("scsd", "prepare"),
+        params=reads("scsd.datasets.{dataset}"),
     output:
         f"{SCSD_OUT}/data/{{dataset}}.npz",
-    params:
-        **reads("scsd.datasets.{dataset}"),
     log:
         **logs("scsd", "prepare", "{dataset}"),
     benchmark:
@@ -45,13 +44,12 @@ rule scsd_train:
     input:
         data=f"{SCSD_OUT}/data/{{dataset}}.npz",
         code=code("scsd", "train"),
+        params=reads("scsd.datasets.{dataset}", "scsd.run"),
+        methods=derived("scsd.cell_methods", scsd_cell_methods, "scsd.plan", "scsd.datasets"),  # the step finds them
     output:
         f"{SCSD_OUT}/runs/{{dataset}}/rv{{rv}}/s{{seed}}.json",
     wildcard_constraints:
         **SCSD_WILDCARDS,
-    params:
-        **reads("scsd.datasets.{dataset}", "scsd.run"),
-        methods=scsd_cell_methods,  # at most the 9 methods of models.METHODS, whatever the number of cells
     log:
         **logs("scsd", "train", "{dataset}/rv{rv}/s{seed}"),
     benchmark:
@@ -59,7 +57,7 @@ rule scsd_train:
     threads: 1
     shell:
         step("papers.scsd.train",
-             "--data {input.data:q} --methods {params.methods} --missing-view {wildcards.rv} --seed {wildcards.seed} "
+             "--data {input.data:q} --dataset {wildcards.dataset} --missing-view {wildcards.rv} --seed {wildcards.seed} "
              "--out {output:q}")
 
 
@@ -68,12 +66,11 @@ rule scsd_evaluate:
         runs=scsd_plan.cell_paths(SCSD["plan"], SCSD["datasets"]),
         claims="workflow/papers/scsd/claims.yaml",
         code=code("scsd", "evaluate"),
+        params=reads("scsd.plan", "scsd.datasets"),  # the plan: which cells exist
     output:
         table=f"{SCSD_OUT}/metrics.csv",
         weights=f"{SCSD_OUT}/view_weights.csv",
         claims=f"{SCSD_OUT}/claims.json",
-    params:
-        **reads("scsd.plan", "scsd.datasets"),  # the plan: which cells exist
     log:
         **logs("scsd", "evaluate"),
     benchmark:
@@ -90,11 +87,10 @@ rule scsd_plot:
         weights=f"{SCSD_OUT}/view_weights.csv",
         graphs=scsd_plan.graphs_cell(SCSD["plan"], SCSD["datasets"]),
         code=code("scsd", "plot"),
+        params=reads("scsd.plan"),
     output:
         main_table=f"{SCSD_OUT}/main_table.csv",
         figures=SCSD_FIGURES,
-    params:
-        **reads("scsd.plan"),
     log:
         **logs("scsd", "plot"),
     benchmark:

@@ -28,10 +28,9 @@ rule soft_qd_tune:
 rule soft_qd_centroids:  # every evaluation archive in one job (a handful of m's; ribs is loaded once)
     input:
         code=code("soft_qd", "centroids"),
+        params=reads("soft_qd.evaluation.cells", "soft_qd.evaluation.samples", "soft_qd.evaluation.archive_seed"),
     output:
         [sqd_plan.archive_path(m) for m in sqd_plan.archive_ms(SQD)],
-    params:
-        **reads("soft_qd.evaluation.cells", "soft_qd.evaluation.samples", "soft_qd.evaluation.archive_seed"),
     log:
         **logs("soft_qd", "centroids"),
     benchmark:
@@ -44,13 +43,13 @@ rule soft_qd_centroids:  # every evaluation archive in one job (a handful of m's
 rule soft_qd_run:  # every method planned at this benchmark x m x seed, one after the other (each from this seed)
     input:
         code=code("soft_qd", "run"),
+        params=reads("soft_qd.budget", "soft_qd.benchmarks.{sqd_bench}.D", "soft_qd.squad", "soft_qd.ribs"),
+        methods=derived("soft_qd.job_methods", lambda w: sqd_plan.job_methods(SQD, w.sqd_bench, int(w.sqd_m), int(w.seed)),
+                        *[f"soft_qd.{name}" for name in sqd_plan.RUN_SECTIONS]),  # the step finds them through the plan
     output:
         sqd_plan.job_path("{sqd_bench}", "{sqd_m}", "{seed}"),
     wildcard_constraints:
         **SQD_WILDCARDS,
-    params:
-        **reads("soft_qd.budget", "soft_qd.benchmarks.{sqd_bench}.D", "soft_qd.squad", "soft_qd.ribs"),
-        methods=lambda w: ",".join(sqd_plan.job_methods(SQD, w.sqd_bench, int(w.sqd_m), int(w.seed))),
     log:
         **logs("soft_qd", "run", "{sqd_bench}/m{sqd_m}/s{seed}"),
     benchmark:
@@ -59,21 +58,20 @@ rule soft_qd_run:  # every method planned at this benchmark x m x seed, one afte
     shell:
         step("papers.soft_qd.run",
              "--benchmark {wildcards.sqd_bench} --m {wildcards.sqd_m} --seed {wildcards.seed} "
-             "--methods {params.methods} --out {output:q}")
+             "--out {output:q}")
 
 
 rule soft_qd_tune_grid:  # one method's knob grid at one m on the tuning seed (not part of `soft_qd`)
     input:
         centroids=sqd_plan.archive_path("{sqd_m}"),
         code=code("soft_qd", "tune"),
+        params=reads("soft_qd.tuning", "soft_qd.budget", "soft_qd.benchmarks.rastrigin.D", "soft_qd.ribs.cells",
+                     "soft_qd.ribs.n_emitters", "soft_qd.ribs.batch_per_emitter", "soft_qd.squad.batch_size",
+                     "soft_qd.squad.K"),
     output:
         sqd_plan.tuning_path("{sqd_method}", "{sqd_m}"),
     wildcard_constraints:
         **SQD_WILDCARDS,
-    params:
-        **reads("soft_qd.tuning", "soft_qd.budget", "soft_qd.benchmarks.rastrigin.D", "soft_qd.ribs.cells",
-                "soft_qd.ribs.n_emitters", "soft_qd.ribs.batch_per_emitter", "soft_qd.squad.batch_size",
-                "soft_qd.squad.K"),
     log:
         **logs("soft_qd", "tune", "{sqd_method}_m{sqd_m}"),
     benchmark:
@@ -88,10 +86,9 @@ rule soft_qd_tune_winners:
     input:
         grids=sqd_plan.tuning_paths(SQD),
         code=code("soft_qd", "tune_winners"),
+        params=reads("soft_qd"),  # the grids of the plan, and the values params.yaml uses
     output:
         f"{SQD_OUT}/tuning/winners.csv",
-    params:
-        **reads("soft_qd"),  # the grids of the plan, and the values params.yaml uses
     log:
         **logs("soft_qd", "tune_winners"),
     benchmark:
@@ -105,10 +102,9 @@ rule soft_qd_sweep:  # every seed of the sigma sweep in one job (each run is sec
     input:
         centroids=sqd_plan.archive_path(SQD["sweep"]["m"]),
         code=code("soft_qd", "sweep"),
+        params=reads("soft_qd.sweep", "soft_qd.squad"),
     output:
         f"{SQD_OUT}/sweep.csv",
-    params:
-        **reads("soft_qd.sweep", "soft_qd.squad"),
     log:
         **logs("soft_qd", "sweep"),
     benchmark:
@@ -121,11 +117,10 @@ rule soft_qd_sweep:  # every seed of the sigma sweep in one job (each run is sec
 rule soft_qd_theory:
     input:
         code=code("soft_qd", "theory"),
+        params=reads("soft_qd.theory"),
     output:
         trials=f"{SQD_OUT}/theory/trials.csv",
         limit=f"{SQD_OUT}/theory/limit.csv",
-    params:
-        **reads("soft_qd.theory"),
     log:
         **logs("soft_qd", "theory"),
     benchmark:
@@ -144,12 +139,11 @@ rule soft_qd_evaluate:
         limit=f"{SQD_OUT}/theory/limit.csv",
         claims="workflow/papers/soft_qd/claims.yaml",
         code=code("soft_qd", "evaluate"),
+        params=reads(*[f"soft_qd.{name}" for name in sqd_plan.RUN_SECTIONS], "soft_qd.evaluation.vendi_max_n"),
     output:
         metrics=f"{SQD_OUT}/metrics.csv",
         summary=f"{SQD_OUT}/summary.csv",
         claims=f"{SQD_OUT}/claims.json",
-    params:
-        **reads(*[f"soft_qd.{name}" for name in sqd_plan.RUN_SECTIONS], "soft_qd.evaluation.vendi_max_n"),
     log:
         **logs("soft_qd", "evaluate"),
     benchmark:
@@ -170,10 +164,9 @@ rule soft_qd_plot:
         archives=sqd_plan.heatmap_path(SQD),
         centroids=sqd_plan.archive_path(SQD["heatmap"]["m"]),
         code=code("soft_qd", "plot"),
+        params=reads(),
     output:
         SQD_FIGURES,
-    params:
-        **reads(),
     log:
         **logs("soft_qd", "plot"),
     benchmark:

@@ -19,10 +19,9 @@ rule stbp_data:
     input:
         raw=lambda wildcards: stbp_plan.raw_files(wildcards.dataset),
         code=code("stbp", "data"),
+        params=reads("stbp.data.{dataset}"),
     output:
         f"{STBP_OUT}/data/{{dataset}}.npz",
-    params:
-        **reads("stbp.data.{dataset}"),
     log:
         **logs("stbp", "data", "{dataset}"),
     benchmark:
@@ -36,12 +35,11 @@ rule stbp_train:
     input:
         data=f"{STBP_OUT}/data/{{dataset}}.npz",
         code=code("stbp", "train"),
+        params=reads("stbp.windows", "stbp.model", "stbp.train.{dataset}"),
     output:
         f"{STBP_OUT}/runs/{{dataset}}/{{stbp_method}}_s{{seed}}.json",
     wildcard_constraints:
         **STBP_WILDCARDS,
-    params:
-        **reads("stbp.windows", "stbp.model", "stbp.train.{dataset}"),
     log:
         **logs("stbp", "train", "{dataset}/{stbp_method}_s{seed}"),
     benchmark:
@@ -56,13 +54,12 @@ rule stbp_evaluate:
         runs=stbp_plan.run_paths(STBP_PLAN),
         claims="workflow/papers/stbp/claims.yaml",
         code=code("stbp", "evaluate"),
+        params=reads("stbp.plan"),  # the plan: which runs exist
     output:
         years=f"{STBP_OUT}/years.csv",
         table=f"{STBP_OUT}/table.csv",
         backward=f"{STBP_OUT}/backward.csv",
         claims=f"{STBP_OUT}/claims.json",
-    params:
-        **reads("stbp.plan"),  # the plan: which runs exist
     log:
         **logs("stbp", "evaluate"),
     benchmark:
@@ -78,10 +75,9 @@ rule stbp_plot:
         years=f"{STBP_OUT}/years.csv",
         table=f"{STBP_OUT}/table.csv",
         code=code("stbp", "plot"),
+        params=reads(),
     output:
         STBP_FIGURES,
-    params:
-        **reads(),
     log:
         **logs("stbp", "plot"),
     benchmark:

@@ -1,5 +1,6 @@
 """The DAG's shape rules: the paper list written once, code dependencies derived from imports, steps that import
 libraries and never each other, heavy imports only where used, wildcard constraints scoped to their rules."""
+import json
 import re
 import subprocess
 import sys
@@ -46,6 +47,33 @@ def test_heavy_imports_only_where_used(step):
                                    check=True).stdout.split()
     assert mlflow == "False", f"{step} imports MLflow: tracking belongs to the track jobs"
     assert (torch == "True") == (step in TORCH_STEPS), f"{step}: torch imported={torch}"
+
+
+def test_rules_track_code_and_values_through_stamps(tmp_path):
+    """No rule has `params:` (Snakemake would import pandas to serialise them, a third of a no-op run): values and
+    code reach it as stamps, rewritten only when their content changes (so a re-parse re-runs nothing)."""
+    from workflow.core import stamps
+
+    for path in RULE_FILES:
+        assert not re.search(r"^    params:", path.read_text(), re.M), path.name
+    (tmp_path / "workflow").mkdir()
+    (tmp_path / "workflow/__init__.py").write_text("")
+    (tmp_path / "workflow/step.py").write_text("from workflow import lib\n")
+    (tmp_path / "workflow/lib.py").write_text("X = 1\n")
+    first = tmp_path / stamps.code("workflow.step", tmp_path)
+    assert sorted(json.loads(first.read_text())["files"]) == ["workflow/__init__.py", "workflow/lib.py", "workflow/step.py"]
+    mtime = first.stat().st_mtime_ns
+    stamps.code.cache_clear()
+    stamps.code("workflow.step", tmp_path)
+    assert first.stat().st_mtime_ns == mtime  # same content: not rewritten
+    (tmp_path / "workflow/lib.py").write_text("X = 2\n")
+    stamps.code.cache_clear()
+    stamps.code("workflow.step", tmp_path)
+    assert first.stat().st_mtime_ns != mtime  # an imported module changed: the stamp changed
+    tree = {"a": {"b": 1, "c": [1, 2]}}
+    stamp = stamps.params(tree, "a.c", tmp_path)
+    assert stamps.dvc_dependencies(stamp, tmp_path) == ([], ["a.c"]) and stamps.section_name(stamp) == "a.c"
+    assert json.loads((tmp_path / stamp).read_text())["value"] == [1, 2]
 
 
 def test_wildcard_constraints_are_scoped_to_rules():

@@ -92,6 +92,12 @@ def dry_run_reasons(repo) -> list[tuple[str, str, str]]:
     return jobs
 
 
+def stamped_files(repo, text: str) -> set[str]:
+    """The source files the code stamps named in a dry run's input or reason line stand for."""
+    return {f for stamp in re.findall(r"\.cache/stamps/code/[\w.]+", text)
+            for f in json.loads((repo / stamp).read_text())["files"]}
+
+
 def test_changing_a_module_reruns_exactly_the_jobs_that_import_it(smoke_repo):
     """Code dependencies are derived from imports: editing workflow/lib/training.py re-runs the jobs whose step
     imports it (directly or not) and what depends on their outputs, nothing else."""
@@ -104,10 +110,11 @@ def test_changing_a_module_reruns_exactly_the_jobs_that_import_it(smoke_repo):
     try:
         module.write_text(original + "\n# an edit\n")
         jobs = dry_run_reasons(smoke_repo)
-        # Snakemake names the edited file as the reason only when no upstream job re-runs too (cosa_tta's reason is
-        # its re-trained base model), so: every job that imports it runs, and every other job runs only downstream
-        importers = {rule for rule, inputs, _ in jobs if "workflow/lib/training.py" in inputs}
-        edited = {rule for rule, _, reason in jobs if "workflow/lib/training.py" in reason}
+        # A job's code is one stamp (.cache/stamps/code/<step module>) listing its files: Snakemake names the
+        # stamp of the edited code as the reason only when no upstream job re-runs too (cosa_tta's reason is its
+        # re-trained base model), so: every job that imports it runs, and every other job runs only downstream
+        importers = {rule for rule, inputs, _ in jobs if "workflow/lib/training.py" in stamped_files(smoke_repo, inputs)}
+        edited = {rule for rule, _, reason in jobs if "workflow/lib/training.py" in stamped_files(smoke_repo, reason)}
         assert edited and edited <= importers == {"cosa_train_base", "cosa_tta", "stbp_train", "scsd_train"}
         assert all(rule in importers or reason.startswith("Input files updated by another job")
                    for rule, _, reason in jobs), jobs

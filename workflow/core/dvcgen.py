@@ -22,6 +22,7 @@ from pathlib import Path
 
 import yaml
 
+from . import stamps
 from .params import ROOT, leaf_keys, load, section
 
 HEADER = ("# GENERATED from the Snakemake DAG by `python -m workflow.core.dvcgen` (make dvc.yaml). Never edit by hand:\n"
@@ -49,8 +50,7 @@ def snakemake_jobs(profile: str, root: Path = ROOT) -> list:
         rule_order = {rule.name: i for i, rule in enumerate(workflow.rules)}
         jobs = sorted(workflow.dag.jobs, key=lambda j: (rule_order[j.rule.name], sorted(j.wildcards_dict.items())))
         return [{"rule": job.rule.name, "wildcards": dict(job.wildcards_dict), "input": list(map(str, job.input)),
-                 "output": list(map(str, job.output)), "log": list(map(str, job.log)), "params": dict(job.params),
-                 "shellcmd": job.shellcmd} for job in jobs if job.shellcmd]
+                 "output": list(map(str, job.output)), "log": list(map(str, job.log)), "shellcmd": job.shellcmd} for job in jobs if job.shellcmd]
 
 
 def item_key(job: dict) -> str:
@@ -63,12 +63,18 @@ def output_kind(path: str) -> str:
 
 
 def stage(job: dict, params: dict, profile: str) -> dict:
-    """One job as a dvc.yaml stage: its command (log folders made first: DVC does not create them)."""
+    """One job as a dvc.yaml stage: its command (log folders made first: DVC does not create them), its deps
+    with each stamp replaced by what it stands for (source files; params.yaml keys)."""
     log_dirs = sorted({str(Path(p).parent) for p in job["log"]})
     cmd = " ".join(job["shellcmd"].split())  # Snakemake's formatting leaves line breaks/indents
-    sections = [s for s in job["params"].get("sections", "").split(",") if s]
-    keys = sorted(k for s in sections for k in leaf_keys(section(params, s), s))
-    st = {"cmd": f"mkdir -p {' '.join(log_dirs)} && {cmd}" if log_dirs else cmd, "deps": sorted(set(job["input"]))}
+    cmd = cmd.replace(f"{stamps.STAMPS}/params/", "")  # --params: the sections' names (DVC writes no stamps)
+    deps, sections = set(), []
+    for path in job["input"]:
+        files, names = stamps.dvc_dependencies(path)
+        deps.update(files)
+        sections += names
+    keys = sorted({k for s in sections for k in leaf_keys(section(params, s), s)})
+    st = {"cmd": f"mkdir -p {' '.join(log_dirs)} && {cmd}" if log_dirs else cmd, "deps": sorted(deps)}
     if profile != "default":  # DVC tracks params.yaml keys; a profile's overlay file is a dependency as a whole
         st["deps"].append(f"profiles/{profile}/params.yaml")
     if keys:

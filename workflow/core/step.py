@@ -10,7 +10,7 @@ A step module is a few pure functions plus a thin ``main``::
     step.finish(metrics={...}, curves={...}, artifacts=[...])
 
 Every rule passes the same trailing arguments (see rules/common.smk): --profile, --params (the sections it
-reads), --rule, --wildcards, --record (the run record, declared as the rule's log.run).
+reads, as their stamps' paths), --rule, --wildcards, --record (the run record, declared as the rule's log.run).
 """
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ import uuid
 from pathlib import Path
 
 from . import params as params_mod
+from . import stamps
 from .io import write_json
 from .params import ROOT
 
@@ -81,7 +82,8 @@ class Step:
         self.parser = argparse.ArgumentParser(prog=f"{paper}.{name}", description=(doc or "").strip().split("\n")[0])
         common = self.parser.add_argument_group("common to every step")
         common.add_argument("--profile", default="default", help="parameter profile (profiles/<name>)")
-        common.add_argument("--params", default="", help="comma-separated params.yaml sections this step reads")
+        common.add_argument("--params", nargs="*", default=[], metavar="SECTION",
+                            help="the params.yaml sections this step reads (names, or their stamps' paths)")
         common.add_argument("--rule", default=f"{paper}_{name}", help="the Snakemake rule (MLflow tag)")
         common.add_argument("--wildcards", default="", help="the job's wildcards (MLflow tag)")
         common.add_argument("--record", type=Path, help="where to write the run record (the rule's log.run)")
@@ -96,7 +98,7 @@ class Step:
         one_thread()
         self.args = self.parser.parse_args(argv)
         tree = self.tree = params_mod.load(self.args.profile)  # the whole tree, for a paper's plan (its job list)
-        names = [s for s in self.args.params.split(",") if s]
+        names = [stamps.section_name(s) for arg in self.args.params for s in arg.split(",") if s]
         self.values = params_mod.sections(tree, names)
         merged = {}
         for name in names:  # a step sees one flat dict; two sections may not define the same knob

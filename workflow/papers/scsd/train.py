@@ -13,7 +13,7 @@ from workflow.core.step import Step, seed_everything
 
 from . import data as D
 from . import methods as M
-from . import models
+from . import models, plan
 
 
 def load(path: Path) -> tuple[list[np.ndarray], np.ndarray, list[str]]:
@@ -75,19 +75,17 @@ def run(method: str, views, y, split, p: dict, seed: int, log=print) -> dict:
 def main(argv=None):
     step = Step("scsd", "train", __doc__)
     step.parser.add_argument("--data", type=Path, required=True)
-    step.parser.add_argument("--methods", required=True, type=lambda v: v.split(","),
-                             help=f"comma-separated, the cell's methods (some of {','.join(models.METHODS)})")
+    step.parser.add_argument("--dataset", required=True, help="the cell's data set (its methods come from the plan)")
     step.parser.add_argument("--missing-view", type=float, required=True, help="r_V of this cell")
     step.parser.add_argument("--seed", type=int, required=True, help="fold and seed")
     step.parser.add_argument("--out", type=Path, required=True)
     args, p = step.start(argv)
-    unknown = sorted(set(args.methods) - set(models.METHODS))
-    if unknown:
-        step.parser.error(f"unknown methods {unknown}; use some of {list(models.METHODS)}")
+    scsd = step.tree["scsd"]
+    cell_methods = plan.cell_methods(scsd["plan"], scsd["datasets"], args.dataset, args.missing_view, args.seed)
     views, y, names = load(args.data)
     views, split = fold_data(views, y, p, args.missing_view, args.seed)
     results, metrics, curves = [], {}, {}
-    for method in args.methods:
+    for method in cell_methods:
         seed_everything(args.seed)  # every method starts from the state it would have in a job of its own
         step.log(f"--- {method}")
         result = run(method, views, y, split, p, args.seed, step.log)

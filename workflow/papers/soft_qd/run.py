@@ -47,15 +47,10 @@ def main(argv=None):
     step.parser.add_argument("--benchmark", choices=plan.BENCHMARKS, required=True)
     step.parser.add_argument("--m", type=int, required=True, help="behaviour-space dimension")
     step.parser.add_argument("--seed", type=int, required=True)
-    step.parser.add_argument("--methods", required=True,
-                             help=f"comma-separated, in the plan's order (of {', '.join(plan.METHODS)})")
     step.parser.add_argument("--out", type=Path, required=True,
                              help=".npz: per method <method>.f, .b, .n_evals, .seconds, .history_*; methods; budget")
     args, p = step.start(argv)
-    names = args.methods.split(",")
-    unknown = sorted(set(names) - set(plan.METHODS))
-    if unknown:
-        raise SystemExit(f"unknown method(s) {unknown}; expected some of {plan.METHODS}")
+    names = plan.job_methods(step.tree["soft_qd"], args.benchmark, args.m, args.seed)  # in the plan's order
     results = {name: run_one(name, args.benchmark, args.m, args.seed, p, log=step.log) for name in names}
     write_npz(args.out, methods=np.array(names), budget=np.int64(plan.budget(p)),
               **{f"{name}.{k}": v for name, r in results.items() for k, v in r.items()})
