@@ -5,8 +5,9 @@ There is one way parameters reach a step, shared by every entry point:
 * ``params.yaml`` holds every knob (the default profile), grouped paper -> step.
 * ``profiles/<name>/params.yaml`` (optional) overrides some of them; it may only name keys that exist.
 * The merged tree is validated against ``workflow/schemas/`` (top level + one file per paper) before any job runs.
-* A rule declares the sections it reads (``params: **reads("cosa.tta")``): Snakemake tracks their values
-  and re-runs exactly the jobs whose sections changed; the generated ``dvc.yaml`` lists the same keys.
+* A rule declares the sections it reads (input ``params=reads("cosa.tta")``, stamps of their values,
+  workflow/core/stamps.py): Snakemake re-runs exactly the jobs whose sections changed; the generated
+  ``dvc.yaml`` lists the same keys.
 * The step resolves the same sections itself from ``--profile`` and ``--params``, so ``snakemake``,
   ``dvc repro`` and ``dvc exp run -S key=value`` (which edits params.yaml) all feed it identical values.
 """
