@@ -11,13 +11,14 @@ CORES   ?= 2
 PROFILE ?= default
 PORT    ?= 5000
 
-.PHONY: setup reproduce smoke test readme mlflow-ui track-sync dvc.yaml dvc-check clean
+.PHONY: lock setup reproduce smoke test readme mlflow-ui track-sync dvc.yaml dvc-check clean
 
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: requirements.txt
+# requirements.lock pins every package, transitive ones included, with hashes: the environment the tests passed in.
+$(VENV)/.installed: requirements.lock
 	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r requirements.lock
 	dvc config core.analytics false
 	touch $@
 
@@ -28,6 +29,17 @@ reproduce: setup  ## all papers, $(PROFILE) profile; a default run is then recor
 
 smoke: setup
 	$(MAKE) reproduce PROFILE=smoke
+
+# Re-resolve requirements.lock from requirements.txt (an upgrade: then `make test` and commit both files).
+# WHEELS: a folder of local wheels, where the pinned CPU build of torch lies on these machines.
+WHEELS ?= /opt/wheels
+lock: setup
+	$(PY) -m pip install --quiet --disable-pip-version-check uv==0.13.9
+	{ printf '# requirements.lock: every package of the environment, transitive ones included, pinned with hashes.\n'; \
+	  printf '# Installed by `make setup`; refreshed from requirements.txt by `make lock` (then `make test`, commit both).\n'; \
+	  $(VENV)/bin/uv pip compile requirements.txt --generate-hashes --no-header --no-annotate \
+	    --python-version 3.11 --python-platform x86_64-manylinux_2_28 $(if $(wildcard $(WHEELS)),--find-links $(WHEELS)) \
+	    $(LOCK_FLAGS); } > requirements.lock.new && mv requirements.lock.new requirements.lock
 
 test: setup
 	$(PY) -m pytest -q tests

@@ -1,7 +1,10 @@
 # Helpers every rule file uses. Every rule has the same parts, in the same order:
 #   input (data, then code=code(...), params=reads(...)), output, log: **logs(...), benchmark, threads, shell: step(...)
 # Code and values reach Snakemake as stamp files (workflow/core/stamps.py), never as `params:`.
+import os
+import sys
 from functools import lru_cache
+from pathlib import Path
 
 from workflow.core import stamps
 
@@ -71,6 +74,54 @@ def step(module, args=""):
     )
 
 
+def snakemake_running_here():
+    """Whether another snakemake process (not this one, not one of its parents) works in this directory."""
+    mine, pid = set(), os.getpid()
+    while pid > 1:  # this process and its parents (`make reproduce`, a shell `snakemake ...` ran from)
+        mine.add(pid)
+        try:
+            pid = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    here = os.getcwd()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) in mine:
+            continue
+        try:
+            argv = open(f"/proc/{entry.name}/cmdline", "rb").read().split(b"\0")
+            if any(b"snakemake" in a for a in argv[:2]) and os.readlink(f"/proc/{entry.name}/cwd") == here:
+                return True
+        except OSError:  # gone, or not ours to read
+            continue
+    return False
+
+
+def clear_stale_lock():
+    """A killed run (kill -9, a closed laptop) leaves Snakemake's lock behind, and every later run would stop until
+    `snakemake --unlock`. The lock is stale when no other snakemake works in this directory: then it is removed,
+    so `make reproduce` simply resumes (a second run started beside a live one still stops on the lock)."""
+    locks = Path(".snakemake/locks")
+    if not os.path.isdir("/proc") or not locks.is_dir() or not any(locks.iterdir()) or snakemake_running_here():
+        return
+    for lock in locks.iterdir():
+        lock.unlink()
+    print("Removed a stale lock left by a killed run (no other snakemake is working here); resuming.", file=sys.stderr)
+
+
+def remove_partial_writes():
+    """An atomic write (workflow/core/io.py, stamps) writes to a hidden temporary file and renames it; a job
+    killed in between leaves the temporary file (hundreds of MB for a checkpoint). Nothing is writing now: this
+    run holds the lock."""
+    partial = [p for top in ("results", ".cache") if os.path.isdir(top) for p in Path(top).rglob(".*.tmp*")]
+    for path in partial:
+        path.unlink(missing_ok=True)
+    if partial:
+        print(f"Removed {len(partial)} temporary file(s) of writes a killed run left unfinished.", file=sys.stderr)
+
+
+clear_stale_lock()
+
+
 # profiles/default/config.yaml sets a rate-limit window no run reaches (Snakemake's 1 s window re-checked every
 # waiting job each second, half a core during a default run). Snakemake arms one timer of that window per
 # scheduling pass, and they would keep the finished process alive for the hour: stop them when the run ends.
@@ -80,6 +131,10 @@ def stop_rate_limit_timers(log=None):
     for thread in threading.enumerate():
         if isinstance(thread, threading.Timer):
             thread.cancel()
+
+
+onstart:
+    remove_partial_writes()
 
 
 onsuccess:

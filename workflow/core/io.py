@@ -75,8 +75,10 @@ def save_state(path, state_dict: dict, meta: dict) -> None:
     """A torch checkpoint holding only tensors and plain metadata (loadable with weights_only=True)."""
     import torch
 
-    with atomic_path(path) as tmp:
-        torch.save({"state_dict": state_dict, "meta": meta}, tmp)
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        # through a file object: torch names the archive's records after a path it is given (here a random
+        # temporary name), which made two identical checkpoints differ byte for byte
+        torch.save({"state_dict": state_dict, "meta": meta}, fh)
 
 
 def load_state(path) -> dict:

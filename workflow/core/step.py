@@ -26,7 +26,7 @@ from pathlib import Path
 
 from . import params as params_mod
 from . import stamps
-from .io import write_json
+from .io import sha256, write_json
 from .params import ROOT
 
 
@@ -38,6 +38,28 @@ def git_commit() -> str:
         return sha + ("-dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            return next((line.split(":", 1)[1].strip() for line in fh if line.startswith("model name")), "unknown")
+    except OSError:
+        return platform.processor() or "unknown"
+
+
+def environment() -> dict:
+    """What a result may depend on besides code, data and params, so that two runs that differ can be told apart:
+    the interpreter, the exact package set (requirements.lock's hash), the CPU, and torch's CPU kernel level and
+    threads where the step uses torch (float results can differ between AVX2 and AVX-512 kernels)."""
+    lock = ROOT / "requirements.lock"
+    env = {"python": platform.python_version(), "machine": platform.machine(), "cpu": cpu_model(),
+           "lock_sha256": sha256(lock)[:16] if lock.exists() else "none"}
+    if "torch" in sys.modules:
+        torch = sys.modules["torch"]
+        env |= {"torch": torch.__version__, "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
+                "torch_threads": torch.get_num_threads()}
+    return env
 
 
 def one_thread() -> None:
@@ -154,6 +176,7 @@ class Step:
             "git_commit": git_commit(),
             "params_hash": params_mod.params_hash(self.values),
             "host": platform.node(),
+            "environment": environment(),
             "params": self.values,
             "metrics": {k: (None if v is None else float(v)) for k, v in (metrics or {}).items()},
             "curves": {k: [[int(s), float(v)] for s, v in pts] for k, pts in curves.items()},

@@ -4,7 +4,6 @@ With sigma = x^r (the control: scaling symmetries make every fiber a continuum) 
 off that orbit. One job runs both sigmas (each start's seed depends only on the architecture and degree)."""
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -20,9 +19,8 @@ def fiber_rows(specs: list[dict], degree: int, n_points: int, starts: int, max_n
                activation: str = "generic", log=print) -> list:
     """One row per architecture, W* and X those of its (generic) Table A row at this degree; sigma generic (that
     row's) or x^r at the same W* and X."""
-    rows = []
+    rows = []  # no wall-clock column: data files are byte-identical across clean runs (the job's time is in its record)
     for spec in specs:
-        started = time.time()
         s = point_seed(seed, methods.make_arch(spec).label(), degree)
         arch, c, theta, X, _ = random_point(spec, degree, n_points, s)
         if activation == "monomial":
@@ -30,8 +28,7 @@ def fiber_rows(specs: list[dict], degree: int, n_points: int, starts: int, max_n
         rep = methods.fiber_report(arch, c, X, theta, n_starts=starts, seed=s + 1, max_nfev=max_nfev)
         rows.append({"arch": arch.label(), "kind": arch.kind, "activation": activation, "degree": degree,
                      "n_params": arch.n_params}
-                    | {k: v for k, v in rep.items() if k != "cluster_orbit_dists"}
-                    | {"seconds": round(time.time() - started, 2)})
+                    | {k: v for k, v in rep.items() if k != "cluster_orbit_dists"})
         log(f"{arch.label()}: {rep['n_converged']}/{starts} starts converged, {rep['n_clusters']} clusters "
             f"({rep['n_symmetric_clusters']} on the symmetry orbit of size {rep['orbit_size']}, {rep['n_other_clusters']} other)")
     return rows
