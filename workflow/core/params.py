@@ -4,7 +4,9 @@ There is one way parameters reach a step, shared by every entry point:
 
 * ``params.yaml`` holds every knob (the default profile), grouped paper -> step.
 * ``profiles/<name>/params.yaml`` (optional) overrides some of them; it may only name keys that exist.
-* The merged tree is validated against ``workflow/schemas/`` (top level + one file per paper) before any job runs.
+* Before any job runs, ``params.yaml`` on its own and every profile's merged tree are validated against
+  ``workflow/schemas/`` (top level + one file per paper); a duplicate key, a YAML syntax error, an empty file or
+  ``2.0`` where an integer is required stop the run with a one-line message naming the file (or profile).
 * A rule declares the sections it reads (input ``params=reads("cosa.tta")``, stamps of their values,
   workflow/core/stamps.py): Snakemake re-runs exactly the jobs whose sections changed; the generated
   ``dvc.yaml`` lists the same keys.
@@ -28,9 +30,50 @@ class ParamsError(ValueError):
     """A parameter problem, worded for the user: which key, what is wrong, how to fix it."""
 
 
+class StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml parses: 10x faster, every job reads
+    """The safe loader, except that a key given twice in one mapping is an error.
+
+    Plain YAML keeps the last one silently: a knob pasted twice while editing would run with whichever comes second.
+    """
+
+    def construct_mapping(self, node, deep=False):
+        first = {}
+        for key_node, _ in node.value:
+            # merge keys ('<<') may legitimately be overridden; non-scalar keys fail in the base class anyway
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node)
+            if key in first:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key '{key}' (first at line {first[key].line + 1}; "
+                                "YAML would silently keep the last one: remove one)", key_node.start_mark)
+            first[key] = key_node.start_mark
+        return super().construct_mapping(node, deep=deep)
+
+
+def shown(path: Path) -> str:
+    """A path as the user would type it: relative to the project when inside it."""
+    try:
+        return str(Path(path).resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
 def read_yaml(path: Path):
-    with open(path) as fh:
-        return yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}  # libyaml: 10x faster
+    """The file's data ({} when empty); a YAML problem is one ParamsError line: file, line, column, what was expected."""
+    try:
+        with open(path) as fh:
+            return yaml.load(fh, Loader=StrictLoader) or {}
+    except yaml.MarkedYAMLError as err:  # yaml's own text is 4 lines plus a 20-frame traceback through the parser
+        mark = err.problem_mark
+        where = f"{shown(path)}, line {mark.line + 1}, column {mark.column + 1}" if mark else shown(path)
+        what = err.problem or "invalid YAML"
+        if err.context:  # e.g. 'while parsing a flow sequence' and where that sequence started
+            what += f" ({err.context}" + (f" that starts at line {err.context_mark.line + 1}, column "
+                                          f"{err.context_mark.column + 1}" if err.context_mark else "") + ")"
+        raise ParamsError(f"{where}: {what}") from None
+    except yaml.YAMLError as err:  # unmarked errors (e.g. a byte that is not UTF-8): still one line
+        raise ParamsError(f"{shown(path)}: {' '.join(str(err).split())}") from None
 
 
 def overlay(base: dict, over: dict, where: str = "") -> dict:
@@ -59,12 +102,19 @@ def schema(folder: Path = SCHEMAS) -> dict:
     return top
 
 
-def validate(params: dict) -> None:
-    """Raise ParamsError naming the first offending key (unknown key, wrong type, out of range)."""
-    import jsonschema
+def validator_class():
+    """Draft 2020-12, except that 'integer' means an int: the standard accepts 2.0, which then crashes the job that
+    does range(2.0) (and a bool is no integer either)."""
+    import jsonschema  # imported here: a job whose params are already known valid never pays for it
 
-    validator = jsonschema.Draft202012Validator(schema())
-    errors = sorted(validator.iter_errors(params), key=lambda e: list(e.absolute_path))
+    base = jsonschema.Draft202012Validator
+    checker = base.TYPE_CHECKER.redefine("integer", lambda _, v: isinstance(v, int) and not isinstance(v, bool))
+    return jsonschema.validators.extend(base, type_checker=checker)
+
+
+def validate(params: dict, what: str = "params.yaml + profile") -> None:
+    """Raise ParamsError naming `what` (the file or profile) and the first offending keys."""
+    errors = sorted(validator_class()(schema()).iter_errors(params), key=lambda e: list(e.absolute_path))
     if not errors:
         return
     lines = []
@@ -77,37 +127,68 @@ def validate(params: dict) -> None:
         else:
             msg = err.message
         lines.append(f"  {key}: {msg}")
-    raise ParamsError("invalid parameters (params.yaml + profile), nothing was run:\n" + "\n".join(lines))
+    raise ParamsError(f"invalid parameters in {what}, nothing was run:\n" + "\n".join(lines))
+
+
+def read_params(path: Path) -> dict:
+    """params.yaml itself: it holds every knob, so empty (or not a mapping) is an error of its own."""
+    params = read_yaml(path)
+    if not params:
+        raise ParamsError(f"{shown(path)} is empty: it must hold every knob, grouped paper -> step "
+                          "(restore it with `git checkout params.yaml`)")
+    if not isinstance(params, dict):
+        raise ParamsError(f"{shown(path)} must be a mapping paper -> step -> knob, not a {type(params).__name__}")
+    return params
+
+
+def merged(base: dict, over_file: Path) -> dict:
+    """params.yaml with one profile's overrides; an error names the profile's file."""
+    over = read_yaml(over_file)
+    if not isinstance(over, dict):
+        raise ParamsError(f"{shown(over_file)} must be a mapping of overrides, not a {type(over).__name__}")
+    try:
+        return overlay(base, over)
+    except ParamsError as err:
+        raise ParamsError(f"{shown(over_file)}: {err}") from None
 
 
 def load(profile: str = "default", root: Path = ROOT) -> dict:
     """The validated parameter tree of a profile."""
-    params = read_yaml(root / "params.yaml")
+    params = read_params(root / "params.yaml")
     profile_dir = root / "profiles" / profile
     if not profile_dir.is_dir():
         known = sorted(p.name for p in (root / "profiles").iterdir() if p.is_dir())
         raise ParamsError(f"unknown profile '{profile}'; known profiles: {', '.join(known)}")
+    validate_once(params, root)
     over_file = profile_dir / "params.yaml"
-    if over_file.exists():
-        params = overlay(params, read_yaml(over_file))
-    validate_once(params)
-    return params
+    return merged(params, over_file) if over_file.exists() else params
 
 
-def validate_once(params: dict, cache: Path = ROOT / ".cache" / "params-valid") -> None:
-    """validate(), skipped when these exact values already passed against these exact schemas.
+def validate_once(params: dict, root: Path = ROOT) -> None:
+    """Validate params.yaml alone and every profile's merged tree, skipped when these exact files already passed.
 
-    Validation costs about a second (jsonschema on the whole tree) and every job loads the params: the
-    Snakefile validates once before any job runs and leaves a stamp named by the fingerprint of the values
-    and the schema files; a job started by `dvc repro` after `dvc exp run -S` finds no stamp and validates.
+    Alone: a profile that overrides a bad value (smoke, what the tests run) would otherwise hide it until a default
+    run. Every profile: a broken profile is found by whoever edits params.yaml, not later by whoever runs it.
+    Validation costs about a second (jsonschema on the trees) and every job loads the params: the Snakefile
+    validates once before any job runs and leaves a stamp named by the fingerprint of the parameter files, the
+    schemas and this module (its rules are part of "valid"); a job started by `dvc repro` after `dvc exp run -S`
+    (which edits params.yaml) finds no stamp and validates.
     """
-    blob = json.dumps(params, sort_keys=True, default=str).encode()
-    blob += b"".join(p.read_bytes() for p in sorted(SCHEMAS.glob("*.schema.yaml")))
-    stamp = cache / hashlib.sha256(blob).hexdigest()
+    overlays = sorted((root / "profiles").glob("*/params.yaml"))
+    files = [root / "params.yaml", *overlays, *sorted(SCHEMAS.glob("*.schema.yaml")), Path(__file__)]
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(str(path.relative_to(root) if path.is_relative_to(root) else path).encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    stamp = root / ".cache" / "params-valid" / digest.hexdigest()
     if stamp.exists():
         return
-    validate(params)
-    cache.mkdir(parents=True, exist_ok=True)
+    validate(params, shown(root / "params.yaml"))
+    for over_file in overlays:
+        tree = merged(params, over_file)
+        if tree != params:  # the default profile overrides nothing: its tree was just validated (a second each)
+            validate(tree, f"profile '{over_file.parent.name}' ({shown(over_file)} over params.yaml)")
+    stamp.parent.mkdir(parents=True, exist_ok=True)
     stamp.touch()
 
 
