@@ -51,7 +51,7 @@ mlflow-ui: setup  ## the MLflow dashboard on this project's database, bound to 1
 	mlflow ui --backend-store-uri "$$($(PY) -m workflow.core.tracking uri)" --host 127.0.0.1 --port $(PORT) --workers 1
 
 track-sync: setup  ## log to MLflow every run record it is missing (after a tracking outage)
-	$(PY) -m workflow.core.tracking sync
+	$(PY) -m workflow.core.tracking sync --retry
 
 dvc.yaml: setup  ## regenerate dvc.yaml from the Snakemake DAG (commit the result)
 	$(PY) -m workflow.core.dvcgen

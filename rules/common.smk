@@ -133,13 +133,29 @@ def stop_rate_limit_timers(log=None):
             thread.cancel()
 
 
+# A tracking outage never fails the run, but it is never silent either: one line on the console when any track
+# job (this run's or an earlier one's) left records unlogged, and the command that logs them. Reads only the
+# results/*/tracking.json files (no MLflow import).
+def report_untracked():
+    try:
+        from workflow.core.tracking import console_line
+
+        line = console_line()
+    except Exception as exc:  # noqa: BLE001 - a report must not turn a finished run into a failed one
+        line = f"MLflow: could not read results/*/tracking.json ({type(exc).__name__}: {exc})"
+    if line:
+        print(line, file=sys.stderr)
+
+
 onstart:
     remove_partial_writes()
 
 
 onsuccess:
     stop_rate_limit_timers()
+    report_untracked()
 
 
 onerror:
     stop_rate_limit_timers()
+    report_untracked()

@@ -1,6 +1,8 @@
 # MLflow, out of the jobs' way: no job imports MLflow. One track job per paper runs after the paper's last job
 # and logs the run records of all its jobs (and of the shared fetch jobs) in one process; the report's track job
 # does the same for the report. See workflow/core/tracking.py; `make track-sync` does it by hand after an outage.
+# The job never fails on a tracking outage: it lists the records it could not log in tracking.json (onsuccess /
+# onerror print them as one line), and a store found down is skipped at once by the next track jobs.
 TRACKED_AFTER = {paper: [f"results/{paper}/claims.json", *FIGURES[paper]] for paper in PAPERS} | {
     "report": ["results/report/index.html"]}
 

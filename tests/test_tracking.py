@@ -61,3 +61,116 @@ def test_sync_replaces_an_unfinished_run_and_removes_duplicates(tmp_path):
     assert run(["python", "-c", SYNC, str(results)], ROOT, env=store).stdout.split() == ["1", "0", "0", "1"]
     got = json.loads(run(["python", "-c", RUNS, uri], ROOT, env=store).stdout)
     assert got["n"] == 1 and got["id"] == rec["mlflow_run_id"] and got["status"] == "FINISHED"
+
+
+# ---- runs that lie, duplicates, a store that never answers -------------------------------------------------
+
+SYNC_CLI = ["python", "-m", "workflow.core.tracking", "sync", "--paper", "data"]
+# every run of the 'data' experiment: id, status, metric and param keys
+ALL_RUNS = ("import sys, json; from mlflow.tracking import MlflowClient; c = MlflowClient(sys.argv[1]); "
+            "e = c.get_experiment_by_name('data'); print(json.dumps([dict(id=r.info.run_id, status=r.info.status, "
+            "metrics=sorted(r.data.metrics), params=sorted(r.data.params)) for r in c.search_runs([e.experiment_id])]))")
+# what a killed job or an interrupted sync leaves: a run of the record, RUNNING, with only its first metric;
+# 'twice' logs the record as two complete FINISHED runs instead (a sync re-run after it was killed at the end)
+LEFTOVER = ("import sys, json; from workflow.core import tracking, store; c = store.client(retry=True); "
+            "rec = json.load(open(sys.argv[1])); e = store.experiment_id(c, 'data'); "
+            "ids = [tracking.log_record(c, e, rec, {}) for _ in range(2)] if sys.argv[2] == 'twice' else "
+            "[c.create_run(e, tags=store.run_tags(rec)).info.run_id]; "
+            "sys.argv[2] == 'half' and c.log_metric(ids[0], 'bytes', 1.0); print(ids[0])")
+
+
+def two_metric_record(tmp_path):
+    """The fetch record with a second metric and a param, so that a run can hold half of them."""
+    record, _ = fetch_co2(tmp_path)
+    rec = json.loads(record.read_text())
+    rec["metrics"]["rows"], rec["params"] = 468.0, {"fetch": {"retries": 3}}
+    record.write_text(json.dumps(rec))
+    return record, tmp_path / "results", env() | {"MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'mlflow.db'}"}
+
+
+def sync_cli(results, store, *extra):
+    return run([*SYNC_CLI, "--results", str(results), *extra], ROOT, env=store)
+
+
+def test_sync_completes_a_run_left_running_with_half_its_metrics(tmp_path):
+    record, results, store = two_metric_record(tmp_path)
+    uri = store["MLFLOW_TRACKING_URI"]
+    # an interrupted sync: the record does not name the run, which is replaced
+    stale = run(["python", "-c", LEFTOVER, str(record), "half"], ROOT, env=store).stdout.strip()
+    assert "1 newly logged" in sync_cli(results, store).stdout
+    runs = json.loads(run(["python", "-c", ALL_RUNS, uri], ROOT, env=store).stdout)
+    rec = json.loads(record.read_text())
+    assert [(r["status"], r["metrics"], r["params"]) for r in runs] == [("FINISHED", ["bytes", "rows"], ["fetch.retries"])]
+    assert runs[0]["id"] == rec["mlflow_run_id"] != stale and rec["mlflow_tracked_in"] == uri
+    # a live run of the record (TRACK_LIVE): the record names it, and sync completes that same run
+    run(["python", "-c", "import sys; from mlflow.tracking import MlflowClient; MlflowClient(sys.argv[1]).delete_run(sys.argv[2])",
+         uri, rec["mlflow_run_id"]], ROOT, env=store)
+    live = run(["python", "-c", LEFTOVER, str(record), "half"], ROOT, env=store).stdout.strip()
+    record.write_text(json.dumps(rec | {"mlflow_run_id": live}))
+    assert "1 newly logged" in sync_cli(results, store).stdout
+    runs = json.loads(run(["python", "-c", ALL_RUNS, uri], ROOT, env=store).stdout)
+    assert [(r["id"], r["status"], r["metrics"]) for r in runs] == [(live, "FINISHED", ["bytes", "rows"])]
+
+
+def test_duplicate_runs_of_a_record_become_one_and_a_second_sync_changes_nothing(tmp_path):
+    record, results, store = two_metric_record(tmp_path)
+    uri = store["MLFLOW_TRACKING_URI"]
+    run(["python", "-c", LEFTOVER, str(record), "twice"], ROOT, env=store)
+    run(["python", "-c", LEFTOVER, str(record), "half"], ROOT, env=store)
+    assert len(json.loads(run(["python", "-c", ALL_RUNS, uri], ROOT, env=store).stdout)) == 3
+    first = sync_cli(results, store).stdout
+    assert "0 newly logged" in first and "0 incomplete runs replaced, 2 duplicates removed" in first
+    runs = json.loads(run(["python", "-c", ALL_RUNS, uri], ROOT, env=store).stdout)
+    assert [r["id"] for r in runs] == [json.loads(record.read_text())["mlflow_run_id"]]
+    before = record.read_text(), record.stat().st_mtime_ns
+    again = sync_cli(results, store).stdout
+    assert "0 newly logged" in again and "0 incomplete runs replaced, 0 duplicates removed" in again
+    assert (record.read_text(), record.stat().st_mtime_ns) == before
+    assert json.loads(run(["python", "-c", ALL_RUNS, uri], ROOT, env=store).stdout) == runs
+
+
+def test_a_server_that_never_answers_costs_one_timeout_then_nothing(tmp_path, monkeypatch):
+    import socket
+    import time
+
+    from workflow.core.tracking import console_line
+
+    record, _ = fetch_co2(tmp_path)
+    results, marker = tmp_path / "results", tmp_path / ".cache" / "tracking-unreachable"
+    with socket.socket() as server:  # accepts TCP connections (the kernel's backlog) and never says a word
+        server.bind(("127.0.0.1", 0))
+        server.listen(64)
+        uri = f"http://127.0.0.1:{server.getsockname()[1]}"
+        hung = env() | {"MLFLOW_TRACKING_URI": uri}
+        out = results / "data" / "tracking.json"
+        seconds = []
+        for _ in range(2):  # two papers' track jobs, one after the other
+            start = time.time()
+            done = run([*SYNC_CLI, "--results", str(results), "--out", str(out)], ROOT, env=hung)
+            seconds.append(time.time() - start)
+            summary = json.loads(out.read_text())
+            assert done.returncode == 0 and "make track-sync" in done.stderr
+            assert (summary["untracked"], summary["untracked_records"]) == (1, ["results/data/logs/fetch/co2.run.json"])
+            assert marker.read_text().startswith(f"{uri} unreachable since ")
+    assert sum(seconds) < 20 and seconds[1] < 3, seconds  # the second skips without importing MLflow
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    line = console_line(results)
+    assert line.startswith("MLflow: 1 run record(s) not tracked") and "`make track-sync`" in line
+    assert json.loads(record.read_text())["mlflow_run_id"] is None
+
+
+def test_track_sync_ignores_the_marker_and_clears_it(tmp_path, monkeypatch):
+    from workflow.core.tracking import console_line
+
+    record, results, store = two_metric_record(tmp_path)
+    uri, marker = store["MLFLOW_TRACKING_URI"], tmp_path / ".cache" / "tracking-unreachable"
+    marker.parent.mkdir()
+    marker.write_text(f"{uri} unreachable since 2000-01-01 00:00:00: test\n")
+    out = results / "data" / "tracking.json"
+    skipped = run([*SYNC_CLI, "--results", str(results), "--out", str(out)], ROOT, env=store)
+    assert "Unreachable" in skipped.stderr and json.loads(out.read_text())["untracked"] == 1 and marker.exists()
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    assert "1 run record(s) not tracked" in console_line(results)
+    assert "1 newly logged" in run(["python", "-m", "workflow.core.tracking", "sync", "--retry", "--results",
+                                    str(results)], ROOT, env=store).stdout  # what `make track-sync` runs
+    assert not marker.exists() and console_line(results) == ""

@@ -6,15 +6,22 @@ Shared by the track jobs (workflow/core/tracking.py) and by a long step that log
 from __future__ import annotations
 
 import os
+import time
+from pathlib import Path
 
 from .params import ROOT
 
 DB_PATH = ROOT / "mlflow.db"
 ARTIFACTS = ROOT / "mlartifacts"
+# Written when the store did not answer: later track jobs and live runs of this URI skip it at once instead of
+# each waiting out a timeout; `make track-sync` (retry=True) ignores it and removes it once the store answers.
+MARKER = ROOT / ".cache" / "tracking-unreachable"
 
-# Quiet, fast-failing client: no telemetry, and an unreachable server fails in seconds instead of retrying.
+# Quiet, fast-failing client: no telemetry, and a server that is down or never answers fails one request in 5 s
+# (connect and read timeout) with no retries and so no backoff, instead of MLflow's 120 s x 7 retries.
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+os.environ.setdefault("MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR", "0")
 os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "5")
 
 
@@ -28,14 +35,57 @@ def _store_lock():
     return FileLock(str(DB_PATH) + ".lock", timeout=300)
 
 
-def client():
-    """An MlflowClient whose store is initialised exactly once, even with parallel writers."""
+class Unreachable(RuntimeError):
+    """The store failed a moment ago (its marker says so): skipped without trying."""
+
+
+def marked_unreachable(marker: Path = MARKER) -> str:
+    """The marker's line ('<uri> unreachable since <time>: <error>') when it is about the current store, else ''."""
+    try:
+        line = marker.read_text().strip()
+    except OSError:
+        return ""
+    return line if line.split(" ", 1)[0] == tracking_uri() else ""
+
+
+def is_outage(exc: BaseException) -> bool:
+    """The store did not answer (refused, timed out, dropped): not an answer it gave, not a bug of ours. MLflow
+    wraps the requests error of a dead server in a bare MlflowException (an answer is a RestException)."""
+    import sys
+
+    if isinstance(exc, (OSError, TimeoutError)):
+        return True
+    errors = sys.modules.get("mlflow.exceptions")  # not imported: no MLflow error (and a skip stays fast)
+    return errors is not None and type(exc) is errors.MlflowException and "API request to" in str(exc)
+
+
+def mark_unreachable(exc: BaseException, marker: Path = MARKER) -> None:
+    if is_outage(exc):
+        first = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(f"{tracking_uri()} unreachable since {time.strftime('%Y-%m-%d %H:%M:%S')}: {first}\n")
+
+
+def client(marker: Path = MARKER, retry: bool = False):
+    """An MlflowClient whose store is initialised exactly once, even with parallel writers.
+
+    Raises Unreachable at once (before the 2 s MLflow import) when the marker says this store did not answer,
+    unless `retry`; a first contact that finds the store down writes the marker, one that succeeds removes it.
+    """
+    if not retry and marked_unreachable(marker):
+        raise Unreachable(marked_unreachable(marker))
     from mlflow.tracking import MlflowClient
 
     uri = tracking_uri()
-    with _store_lock():
-        c = MlflowClient(uri)
-        c.search_experiments(max_results=1)  # first contact: schema creation/migration (SQLite) or a dead server
+    try:
+        with _store_lock():
+            c = MlflowClient(uri)
+            c.search_experiments(max_results=1)  # first contact: schema creation/migration (SQLite) or a dead server
+    except Exception as exc:
+        mark_unreachable(exc, marker)
+        raise
+    if marked_unreachable(marker):
+        marker.unlink(missing_ok=True)
     return c
 
 
@@ -67,13 +117,21 @@ class LiveRun:
     """An MLflow run opened by a step itself (TRACK_LIVE=1) so its curves can be watched while it trains."""
 
     def __init__(self, record: dict):
-        self.c = client()
-        self.run_id = self.c.create_run(experiment_id(self.c, record["paper"]), tags=run_tags(record),
-                                        start_time=int(record["started_ms"])).info.run_id
+        self.c = client()  # skips at once when a track job or another step found the store down
+        try:
+            self.run_id = self.c.create_run(experiment_id(self.c, record["paper"]), tags=run_tags(record),
+                                            start_time=int(record["started_ms"])).info.run_id
+        except Exception as exc:
+            mark_unreachable(exc)
+            raise
 
     def log(self, points: list[tuple[str, int, float]], ts: int) -> None:
         from mlflow.entities import Metric
 
-        self.c.log_batch(self.run_id, metrics=[Metric(k, float(v), ts, int(s)) for k, s, v in points])
+        try:
+            self.c.log_batch(self.run_id, metrics=[Metric(k, float(v), ts, int(s)) for k, s, v in points])
+        except Exception as exc:  # a server gone mid-training: spare the other steps its timeout
+            mark_unreachable(exc)
+            raise
 
 

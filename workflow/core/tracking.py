@@ -7,11 +7,17 @@ paper's last job (rule ``track``, rules/common.smk) and logs the paper's new rec
 
     python -m workflow.core.tracking sync [--paper P ...] [--out results/P/tracking.json]
 
-The same command, with no paper, is ``make track-sync``: it logs whatever an outage left out. A record is
-matched to its run by the ``record_id`` tag, so syncing twice never duplicates a run; a run that is not
-FINISHED (an interrupted sync, a live run of a killed job) or lacks the record's metrics is replaced, and
-extra copies of a record are deleted. A long training step may log its curves live (``TRACK_LIVE=1``,
-``Step.curve``): it then opens its run itself, and the track job completes it.
+The same command, with no paper and ``--retry``, is ``make track-sync``: it logs whatever an outage left out. A
+record is matched to its run by the ``record_id`` tag, so syncing twice never duplicates a run; a run that is
+not FINISHED (an interrupted sync, a live run of a killed job) or lacks the record's metrics or params is
+completed (the record's own live run) or replaced, and extra copies of a record are deleted, so a second sync
+changes nothing. A long training step may log its curves live (``TRACK_LIVE=1``, ``Step.curve``): it then opens
+its run itself, and the track job completes it.
+
+An outage never fails the pipeline and never goes unsaid: the track job lists the records it could not log in
+its tracking.json, the Snakefile's onsuccess/onerror print one line from those files (``console_line``), and
+the first track job that finds a server down writes a marker (store.MARKER) so that the next ones skip it at
+once instead of each waiting out the timeout. A record that sync logged says so (``mlflow_tracked_in``).
 
 Store: ``MLFLOW_TRACKING_URI`` if set (e.g. a tracking server), else an embedded SQLite database at an
 absolute path in the repository. Parallel writers on a fresh database would both run the schema migration and
@@ -27,9 +33,11 @@ from pathlib import Path
 
 from .io import read_json, write_json
 from .params import ROOT
-from .store import client, experiment_id, run_tags, tracking_uri
+from .store import client, experiment_id, mark_unreachable, run_tags, tracking_uri
 
 RESULTS = ROOT / "results"
+TRACKED = "mlflow_tracked_in"  # record key: the store sync logged the record to (a live run's id alone is not that)
+FIX = "make track-sync"
 
 
 # ---- what a run shows -----------------------------------------------------------------------------------
@@ -127,10 +135,11 @@ class SyncReport:
     error: str = ""
 
     def line(self) -> str:
-        if not self.untracked:
-            return f"{self.seen} run records, {self.logged} newly logged to MLflow ({tracking_uri()})"
+        if not self.untracked and not self.error:
+            return (f"{self.seen} run records, {self.logged} newly logged to MLflow ({tracking_uri()}), "
+                    f"{self.replaced} incomplete runs replaced, {self.duplicates_removed} duplicates removed")
         return (f"MLflow: {len(self.untracked)} of {self.seen} runs could not be tracked ({self.error}); the results "
-                "are safe in results/. Once the store answers, run `make track-sync` to log them.")
+                f"are safe in results/. Once the store answers, run `{FIX}` to log them.")
 
 
 def records_of(results: Path, paper: str) -> list[Path]:
@@ -150,9 +159,12 @@ def existing_runs(c, exp_id: str) -> dict[str, list]:
 
 
 def complete(run, record: dict) -> bool:
-    """A run is complete when FINISHED with every metric of its record."""
-    wanted = {k for k, v in record["metrics"].items() if v is not None}
-    return run.info.status == "FINISHED" and wanted <= set(run.data.metrics)
+    """A run is complete when FINISHED with every metric (curves included) and param of its record: FINISHED alone
+    is not enough (a run ended by hand, or by an older sync, can be short of some)."""
+    metrics = {k for k, v in record["metrics"].items() if v is not None}
+    metrics |= {k for k, points in record["curves"].items() if points}
+    params = {k[:250] for k in _flatten(record["params"])} | {f"env.{k}" for k in record.get("environment", {})}
+    return run.info.status == "FINISHED" and metrics <= set(run.data.metrics) and params <= set(run.data.params)
 
 
 def sync_paper(c, results: Path, paper: str, report: SyncReport, catalog: dict) -> None:
@@ -168,41 +180,75 @@ def sync_paper(c, results: Path, paper: str, report: SyncReport, catalog: dict) 
 def _sync_records(c, paper: str, paths: list[Path], report: SyncReport, catalog: dict) -> None:
     exp_id = experiment_id(c, paper)
     known = existing_runs(c, exp_id)
+    uri = tracking_uri()
     for path in paths:
         record = read_json(path)
         report.seen += 1
         runs = known.get(record["record_id"], [])
-        keep = next((r for r in runs if complete(r, record)), None)
-        live = next((r for r in runs if r.info.status == "RUNNING" and r.info.run_id == record.get("mlflow_run_id")), None)
-        for r in runs:  # duplicates, interrupted syncs, runs of killed jobs
+        own = record.get("mlflow_run_id")
+        # Keep one complete run, the record's own first (so a second sync rewrites nothing); failing that, complete
+        # the record's own live run (its curve was watched); every other run of the record goes: duplicates of a
+        # killed job or of a re-run sync, runs an interrupted sync left RUNNING with half their metrics.
+        keep = min((r for r in runs if complete(r, record)), key=lambda r: r.info.run_id != own, default=None)
+        live = None if keep else next((r for r in runs if r.info.run_id == own and r.info.status == "RUNNING"), None)
+        for r in runs:
             if r is not keep and r is not live:
                 c.delete_run(r.info.run_id)
                 report.duplicates_removed += keep is not None
                 report.replaced += keep is None
         run_id = keep.info.run_id if keep else log_record(c, exp_id, record, catalog, live.info.run_id if live else None)
         report.logged += keep is None
-        if record.get("mlflow_run_id") != run_id:
-            record["mlflow_run_id"] = run_id
+        if (own, record.get(TRACKED)) != (run_id, uri):  # the record now says where it is tracked
+            record["mlflow_run_id"], record[TRACKED] = run_id, uri
             write_json(path, record)
     describe(c, exp_id, paper)
 
 
-def sync(papers: list[str] | None = None, results: Path = RESULTS) -> SyncReport:
-    """Log every record of these papers (default: all of results/) that MLflow is missing or has incomplete."""
+def sync(papers: list[str] | None = None, results: Path = RESULTS, retry: bool = False) -> SyncReport:
+    """Log every record of these papers (default: all of results/) that MLflow is missing or has incomplete.
+
+    The unreachable-store marker lives beside results/ (.cache/tracking-unreachable): a track job skips a store
+    it names; `retry` (make track-sync) tries anyway.
+    """
     if not papers:
         papers = sorted(p.name for p in results.iterdir() if (p / "logs").is_dir()) if results.is_dir() else []
+    marker = results.parent / ".cache" / "tracking-unreachable"
     report = SyncReport()
     try:
-        c = client()
+        c = client(marker, retry)
         catalog = catalog_digests()
         for paper in papers:
             sync_paper(c, results, paper, report, catalog)
     except Exception as exc:  # noqa: BLE001 - an outage must never fail the pipeline: the records are the truth
+        mark_unreachable(exc, marker)  # a server that died mid-sync: spare the next track jobs its timeout
         report.error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
         every = [p for paper in papers for p in records_of(results, paper)]
-        report.untracked = [str(p) for p in every if not read_json(p).get("mlflow_run_id")]
+        uri = tracking_uri()
+        report.untracked = [str(p) for p in every if read_json(p).get(TRACKED) != uri]
         report.seen = len(every)
     return report
+
+
+def console_line(results: Path = RESULTS) -> str:
+    """The one line the Snakefile prints at the end of a run ('' when nothing is missing): how many records the
+    track jobs could not log, and the command that logs them. Reads only the tracking.json files and the records
+    they list (no MLflow import): a record logged since then (make track-sync) no longer counts."""
+    uri, missing, errors = tracking_uri(), set(), set()
+    for summary in sorted(results.glob("*/tracking.json")):
+        try:
+            s = read_json(summary)
+        except (OSError, ValueError):
+            continue
+        for name in s.get("untracked_records", []):
+            path = results.parent / name
+            if path.exists() and read_json(path).get(TRACKED) != uri:
+                missing.add(name)
+                errors.add(s.get("error", ""))
+    if not missing:
+        return ""
+    why = "; ".join(sorted(e[:120] for e in errors if e))
+    return (f"MLflow: {len(missing)} run record(s) not tracked ({why}); the results are safe in results/. "
+            f"Once the store answers, run `{FIX}`.")
 
 
 def main(argv=None) -> int:
@@ -212,16 +258,23 @@ def main(argv=None) -> int:
     parser.add_argument("command", choices=["sync", "uri"], help="sync: log what MLflow is missing; uri: print the store URI")
     parser.add_argument("--paper", action="append", help="only these papers' records (repeatable; default: all)")
     parser.add_argument("--out", type=Path, help="write the sync's summary here (the track rule's output)")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="the results folder (default: results/)")
+    parser.add_argument("--retry", action="store_true",
+                        help="try a store a track job found unreachable (make track-sync); exit 1 if records stay untracked")
     args = parser.parse_args(argv)
     if args.command == "uri":
         print(tracking_uri())
         return 0
-    report = sync(args.paper)
-    print(report.line(), file=sys.stderr if report.untracked else sys.stdout)
+    args.results = args.results.resolve()  # record paths in tracking.json are relative to its parent
+    report = sync(args.paper, args.results, args.retry)
+    print(report.line(), file=sys.stderr if report.error else sys.stdout)
     if args.out:  # what a paper's track job leaves behind (no run ids or times: the same on every machine)
-        write_json(args.out, {"papers": args.paper or [], "records": report.seen,
-                              "untracked": len(report.untracked)})
-    return 0
+        root = args.results.parent
+        write_json(args.out, {"papers": args.paper or [], "records": report.seen, "untracked": len(report.untracked),
+                              "untracked_records": [str(Path(p).relative_to(root)) for p in report.untracked],
+                              "error": report.error})
+    # A track job never fails the pipeline (its records are kept); `make track-sync` by hand says it failed.
+    return 1 if args.retry and report.untracked else 0
 
 
 if __name__ == "__main__":
