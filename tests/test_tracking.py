@@ -100,8 +100,10 @@ def test_sync_completes_a_run_left_running_with_half_its_metrics(tmp_path):
     assert "1 newly logged" in sync_cli(results, store).stdout
     runs = json.loads(run(["python", "-c", ALL_RUNS, uri], ROOT, env=store).stdout)
     rec = json.loads(record.read_text())
-    assert [(r["status"], r["metrics"], r["params"]) for r in runs] == [("FINISHED", ["bytes", "rows"], ["fetch.retries"])]
-    assert runs[0]["id"] == rec["mlflow_run_id"] != stale and rec["mlflow_tracked_in"] == uri
+    env = [f"env.{k}" for k in rec["environment"]]  # the run carries its environment (python, lock hash, CPU)
+    assert [(r["status"], r["metrics"], r["params"]) for r in runs] == [("FINISHED", ["bytes", "rows"],
+                                                                          sorted(env + ["fetch.retries"]))]
+    assert "env.lock_sha256" in env and runs[0]["id"] == rec["mlflow_run_id"] != stale and rec["mlflow_tracked_in"] == uri
     # a live run of the record (TRACK_LIVE): the record names it, and sync completes that same run
     run(["python", "-c", "import sys; from mlflow.tracking import MlflowClient; MlflowClient(sys.argv[1]).delete_run(sys.argv[2])",
          uri, rec["mlflow_run_id"]], ROOT, env=store)

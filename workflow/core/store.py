@@ -107,7 +107,6 @@ def run_tags(record: dict) -> dict:
     tags["mlflow.source.type"] = "LOCAL"
     tags["mlflow.source.name"] = record.get("module", f"workflow.papers.{record['paper']}.{record['step']}")
     tags["mlflow.source.git.commit"] = record["git_commit"].removesuffix("-dirty")
-    tags |= {f"env.{k}": str(v) for k, v in record.get("environment", {}).items()}  # python, lock hash, CPU, torch
     return tags
 
 
