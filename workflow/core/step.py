@@ -54,7 +54,8 @@ def environment() -> dict:
     threads where the step uses torch (float results can differ between AVX2 and AVX-512 kernels)."""
     lock = ROOT / "requirements.lock"
     env = {"python": platform.python_version(), "machine": platform.machine(), "cpu": cpu_model(),
-           "lock_sha256": sha256(lock)[:16] if lock.exists() else "none"}
+           "lock_sha256": sha256(lock)[:16] if lock.exists() else "none",
+           "blas_coretype": os.environ.get("OPENBLAS_CORETYPE", "auto")}  # pinned in workflow/__init__.py
     if "torch" in sys.modules:
         torch = sys.modules["torch"]
         env |= {"torch": torch.__version__, "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
