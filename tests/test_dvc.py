@@ -19,9 +19,13 @@ def test_one_entry_per_rule_mirroring_its_jobs():
     item = tta["foreach"]["co2-dlinear-13-0"]
     assert item["dataset"] == "co2" and item["H"] == "13"
     assert "python -m workflow.papers.cosa.tta" in tta["do"]["cmd"] and "--profile default" in tta["do"]["cmd"]
-    assert "cosa.tta.lrs" in tta["do"]["params"] and "cosa.datasets.${item.dataset}.lookback" in tta["do"]["params"]
-    assert "results/cosa/base/${item.dataset}/${item.base}_H${item.H}_s${item.seed}.pt" in tta["do"]["deps"]
-    assert "workflow/lib/training.py" in tta["do"]["deps"]  # derived from the step's imports
+    deps = tta["do"]["deps"]
+    assert "results/cosa/base/${item.dataset}/${item.base}_H${item.H}_s${item.seed}.pt" in deps
+    # values and code as Snakemake sees them: stamps, which the first stage writes (params.yaml is read there)
+    assert {".cache/stamps/params/cosa.tta", ".cache/stamps/params/cosa.datasets.${item.dataset}.lookback"} <= set(deps)
+    assert "params" not in tta["do"] and stages["dag_shape"]["params"] == [{"params.yaml": None}]
+    code = json.loads((ROOT / ".cache/stamps/code/workflow.papers.cosa.tta").read_text())["files"]
+    assert ".cache/stamps/code/workflow.papers.cosa.tta" in deps and "workflow/lib/training.py" in code  # from imports
     assert stages["cosa_evaluate"]["metrics"] == [{"results/cosa/claims.json": {"cache": False}}]
 
 

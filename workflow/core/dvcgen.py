@@ -1,4 +1,4 @@
-"""Generate dvc.yaml from the Snakemake DAG: one entry per rule, a `foreach` over its jobs; same commands, deps, params, outs.
+"""Generate dvc.yaml from the Snakemake DAG: one entry per rule, a `foreach` over its jobs; same commands, deps (stamps included), outs.
 
     python -m workflow.core.dvcgen                    # rewrite dvc.yaml (default profile)
     python -m workflow.core.dvcgen --check            # exit 1 if the committed dvc.yaml is stale
@@ -23,7 +23,7 @@ from pathlib import Path
 import yaml
 
 from . import stamps
-from .params import ROOT, leaf_keys, load, section
+from .params import ROOT
 
 HEADER = ("# GENERATED from the Snakemake DAG by `python -m workflow.core.dvcgen` (make dvc.yaml). Never edit by hand:\n"
           "# change the rules/ or params.yaml and regenerate. tests/test_dvc.py fails when this file is stale.\n"
@@ -62,23 +62,12 @@ def output_kind(path: str) -> str:
     return "metrics" if path.endswith("claims.json") else "plots" if path.endswith(".png") else "outs"
 
 
-def stage(job: dict, params: dict, profile: str) -> dict:
-    """One job as a dvc.yaml stage: its command (log folders made first: DVC does not create them), its deps
-    with each stamp replaced by what it stands for (source files; params.yaml keys)."""
+def stage(job: dict) -> dict:
+    """One job as a dvc.yaml stage: its command (log folders made first: DVC does not create them) and its inputs,
+    stamps included, exactly as Snakemake sees them: DVC then re-runs a stage for the same reasons Snakemake does."""
     log_dirs = sorted({str(Path(p).parent) for p in job["log"]})
     cmd = " ".join(job["shellcmd"].split())  # Snakemake's formatting leaves line breaks/indents
-    cmd = cmd.replace(f"{stamps.STAMPS}/params/", "")  # --params: the sections' names (DVC writes no stamps)
-    deps, sections = set(), []
-    for path in job["input"]:
-        files, names = stamps.dvc_dependencies(path)
-        deps.update(files)
-        sections += names
-    keys = sorted({k for s in sections for k in leaf_keys(section(params, s), s)})
-    st = {"cmd": f"mkdir -p {' '.join(log_dirs)} && {cmd}" if log_dirs else cmd, "deps": sorted(deps)}
-    if profile != "default":  # DVC tracks params.yaml keys; a profile's overlay file is a dependency as a whole
-        st["deps"].append(f"profiles/{profile}/params.yaml")
-    if keys:
-        st["params"] = keys
+    st = {"cmd": f"mkdir -p {' '.join(log_dirs)} && {cmd}" if log_dirs else cmd, "deps": sorted(set(job["input"]))}
     for out in job["output"]:  # claims are DVC metrics, figures DVC plots, the rest plain outs; all uncached
         st.setdefault(output_kind(out), []).append({out: {"cache": False}})
     return st
@@ -139,9 +128,7 @@ def rule_entry(jobs: list[dict], stages: list[dict]) -> dict:
         return stages[0]
     items = {item_key(j): {k: str(v) for k, v in j["wildcards"].items()} for j in jobs}
     do = {"cmd": field(jobs, [s["cmd"] for s in stages], items, "cmd")}
-    for name in ("deps", "params"):
-        if any(s.get(name) for s in stages):
-            do[name] = list_field(jobs, [s.get(name, []) for s in stages], items, name[:-1])
+    do["deps"] = list_field(jobs, [s["deps"] for s in stages], items, "dep")
     for kind in ("outs", "metrics", "plots"):
         if kind in stages[0]:
             paths = [[next(iter(o)) for o in s[kind]] for s in stages]
@@ -160,15 +147,20 @@ def shape(jobs: list[dict]) -> str:
 
 
 def shape_check(profile: str, fingerprint: str) -> dict:
-    """The first stage: dvc.yaml lists the jobs of one DAG shape; a knob that adds or removes jobs (a list of
-    seeds, of horizons) must stop `dvc repro` with the fix, never leave a silently stale pipeline."""
+    """The first stage builds the DAG as Snakemake does, which writes the stamps every other stage depends on
+    (.cache/stamps: the code and params values each job reads), and stops with the fix when a knob adds or removes
+    jobs (a list of seeds, of horizons): dvc.yaml lists the jobs of one DAG shape and must never run stale.
+
+    params.yaml is read once, here, as a whole (so `dvc params diff` and `dvc exp show` see every knob); the
+    stages read their values' stamps. (Listing each stage's keys made DVC parse params.yaml once per stage:
+    `dvc status` took 45 s at 350 stages.)"""
     overlay = [f"profiles/{profile}/params.yaml"] if profile != "default" else []
     return {"cmd": f"python -m workflow.core.dvcgen --profile {profile} --expect-shape {fingerprint} --shape-out {SHAPE_FILE}",
-            "deps": ["Snakefile", "rules", "params.yaml", *overlay], "outs": [{SHAPE_FILE: {"cache": False}}]}
+            "deps": ["Snakefile", "rules", "workflow", *overlay], "params": [{"params.yaml": None}],
+            "outs": [{SHAPE_FILE: {"cache": False}}, {stamps.STAMPS: {"cache": False, "persist": True}}]}
 
 
 def generate(profile: str = "default", root: Path = ROOT) -> str:
-    params = load(profile, root)
     jobs = snakemake_jobs(profile, root)
     if not any(job["rule"] == "report" for job in jobs):  # Snakemake only logs a DAG error here; never write it
         raise SystemExit("the Snakemake DAG could not be built (no report job): run `snakemake -n` to see why")
@@ -176,10 +168,8 @@ def generate(profile: str = "default", root: Path = ROOT) -> str:
     for job in jobs:
         by_rule.setdefault(job["rule"], []).append(job)
     entries = {"dag_shape": shape_check(profile, shape(jobs))}
-    for rule, js in by_rule.items():
-        entry = rule_entry(js, [stage(j, params, profile) for j in js])
-        (entry["do"] if "do" in entry else entry)["deps"].insert(0, SHAPE_FILE)
-        entries[rule] = entry
+    for rule, js in by_rule.items():  # every job reads its code stamp: DVC runs dag_shape, which writes it, first
+        entries[rule] = rule_entry(js, [stage(j) for j in js])
     return HEADER + yaml.safe_dump({"stages": entries}, sort_keys=False, width=10_000)
 
 

@@ -8,8 +8,8 @@ There is one way parameters reach a step, shared by every entry point:
   ``workflow/schemas/`` (top level + one file per paper); a duplicate key, a YAML syntax error, an empty file or
   ``2.0`` where an integer is required stop the run with a one-line message naming the file (or profile).
 * A rule declares the sections it reads (input ``params=reads("cosa.tta")``, stamps of their values,
-  workflow/core/stamps.py): Snakemake re-runs exactly the jobs whose sections changed; the generated
-  ``dvc.yaml`` lists the same keys.
+  workflow/core/stamps.py): Snakemake and the generated ``dvc.yaml`` both re-run exactly the jobs whose
+  sections changed.
 * The step resolves the same sections itself from ``--profile`` and ``--params``, so ``snakemake``,
   ``dvc repro`` and ``dvc exp run -S key=value`` (which edits params.yaml) all feed it identical values.
 """
@@ -205,13 +205,6 @@ def section(params: dict, dotted: str):
 def sections(params: dict, dotted_list: list[str]) -> dict:
     """The values a step reads: {'cosa.tta': {...}, ...}."""
     return {name: section(params, name) for name in dotted_list}
-
-
-def leaf_keys(tree, prefix: str) -> list[str]:
-    """Dotted keys of every leaf under `prefix` (what DVC lists under a stage's params)."""
-    if isinstance(tree, dict):
-        return [k for key, sub in tree.items() for k in leaf_keys(sub, f"{prefix}.{key}")]
-    return [prefix]
 
 
 def params_hash(values) -> str:

@@ -11,8 +11,8 @@ third of a no-op `snakemake`. So each is written, when the DAG is built, to a st
                                                                 methods the plan runs in one cell)
 
 A stamp is rewritten only when its content changes, and Snakemake compares inputs under 1 MB by checksum, so a
-stamp re-runs exactly the jobs whose code or values changed, like the files and values it stands for. The stamp
-says what it stands for, so dvc.yaml lists the real files and params.yaml keys instead (dvc_dependencies()).
+stamp re-runs exactly the jobs whose code or values changed, like the files and values it stands for. dvc.yaml
+lists the same stamps (DVC hashes them), written by its first stage, which builds the DAG as Snakemake does.
 """
 from __future__ import annotations
 
@@ -65,10 +65,3 @@ def section_name(path: str) -> str:
     """What a step gets as --params: a params stamp's path or a section's name -> the section's name."""
     return path.rsplit("/", 1)[-1]
 
-
-def dvc_dependencies(path: str, root: Path = ROOT) -> tuple[list[str], list[str]]:
-    """(files, params sections) a stamp stands for; ([path], []) for any other input."""
-    if not path.startswith(f"{STAMPS}/"):
-        return [path], []
-    content = json.loads((root / path).read_text())
-    return sorted(content.get("files", {})), list(content.get("sections", []))
