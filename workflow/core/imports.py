@@ -10,9 +10,10 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-import os
 from functools import lru_cache
 from pathlib import Path
+
+from .io import write_text
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "workflow"
@@ -49,12 +50,7 @@ def _cache(root: Path) -> dict:
 
 def _save(root: Path) -> None:
     """Write the cache once per closure that parsed something (not once per parsed module)."""
-    cache = _cache(root)
-    path = root / CACHE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}")
-    tmp.write_text(json.dumps(cache))
-    tmp.replace(path)  # atomic: parallel snakemake starts never read half a file
+    write_text(root / CACHE, json.dumps(_cache(root)))  # atomic: parallel snakemake starts never read half a file
 
 
 @lru_cache(maxsize=None)

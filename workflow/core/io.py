@@ -1,4 +1,8 @@
-"""Atomic, safe file I/O for steps: a killed job never leaves a half-written output behind."""
+"""Atomic, safe file I/O: a killed job never leaves a half-written output behind.
+
+The one atomic writer of the project (steps, stamps, the import cache). numpy is imported where arrays are
+handled, not here: the Snakefile process writes stamps through this module at every start.
+"""
 from __future__ import annotations
 
 import contextlib
@@ -7,8 +11,6 @@ import json
 import os
 import tempfile
 from pathlib import Path
-
-import numpy as np
 
 UMASK = os.umask(0)
 os.umask(UMASK)
@@ -31,6 +33,8 @@ def atomic_path(path):
 
 
 def _jsonable(obj):
+    import numpy as np
+
     if isinstance(obj, np.generic):
         return obj.item()
     if isinstance(obj, np.ndarray):
@@ -51,12 +55,16 @@ def read_json(path):
 
 
 def write_npz(path, **arrays) -> None:
+    import numpy as np
+
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as fh:
             np.savez_compressed(fh, **arrays)
 
 
 def read_npz(path) -> dict:
+    import numpy as np
+
     with np.load(path, allow_pickle=False) as z:  # never unpickle objects from data files
         return {k: z[k] for k in z.files}
 

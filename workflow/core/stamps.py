@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from functools import lru_cache
 from pathlib import Path
 
 from .imports import code_files
+from .io import write_text
 from .params import ROOT, section
 
 STAMPS = ".cache/stamps"
@@ -37,10 +37,7 @@ def write(relative: str, content: dict, root: Path = ROOT) -> str:
             return relative
     except OSError:
         pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
+    write_text(path, text)
     return relative
 
 
