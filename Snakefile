@@ -33,6 +33,9 @@ include: "rules/report.smk"
 include: "rules/track.smk"
 
 
+localrules: all
+
+
 rule all:
     input:
         "results/report/index.html",

@@ -1,6 +1,9 @@
 # Implicit bias of per-sample Adam (spec: shared/papers/adam_implicit_bias.md)
 # data sets -> optimiser runs per (data set, group: its family's algorithms | the batch sweep) -> evaluation + claims
 # -> figures
+localrules: adam_implicit_bias, adam_implicit_bias_evaluate, adam_implicit_bias_plot
+
+
 from workflow.papers.adam_implicit_bias import plan as adam_plan
 
 ADAM = PARAMS["adam_implicit_bias"]
@@ -30,6 +33,8 @@ rule adam_implicit_bias_data:
     benchmark:
         bench("adam_implicit_bias", "data", "{dataset}")
     threads: 1
+    resources:
+        **measured("adam_implicit_bias_data"),
     shell:
         step("papers.adam_implicit_bias.data", "{wildcards.dataset} --out {output.data:q} --summary {output.summary:q}")
 
@@ -48,6 +53,8 @@ rule adam_implicit_bias_train:  # one job per (data set, group); its algorithms 
     benchmark:
         bench("adam_implicit_bias", "train", "{dataset}/{group}")
     threads: 1
+    resources:
+        **measured("adam_implicit_bias_train"),
     shell:
         step("papers.adam_implicit_bias.train",
              "{wildcards.dataset} --group {wildcards.group} --data {input.data:q} --out {output:q}")
@@ -68,6 +75,8 @@ rule adam_implicit_bias_evaluate:
     benchmark:
         bench("adam_implicit_bias", "evaluate")
     threads: 1
+    resources:
+        **measured("adam_implicit_bias_evaluate"),
     shell:
         step("papers.adam_implicit_bias.evaluate",
              "--curves {output.curves:q} --table {output.table:q} --claims {output.claims:q}")
@@ -86,5 +95,7 @@ rule adam_implicit_bias_plot:
     benchmark:
         bench("adam_implicit_bias", "plot")
     threads: 1
+    resources:
+        **measured("adam_implicit_bias_plot"),
     shell:
         step("papers.adam_implicit_bias.plot", "--curves {input.curves:q} --table {input.table:q} --figures {output:q}")

@@ -1,12 +1,15 @@
 # Helpers every rule file uses. Every rule has the same parts, in the same order:
-#   input (data, then code=code(...), params=reads(...)), output, log: **logs(...), benchmark, threads, shell: step(...)
+#   input (data, then code=code(...), params=reads(...)), output, log: **logs(...), benchmark, threads,
+#   resources: **measured(rule), shell: step(...)
+# A paper's target rule and its evaluate and plot rules are `localrules:` (seconds each, reading many files: on a
+# cluster they run where snakemake runs instead of waiting in the queue).
 # Code and values reach Snakemake as stamp files (workflow/core/stamps.py), never as `params:`.
 import os
 import sys
 from functools import lru_cache
 from pathlib import Path
 
-from workflow.core import stamps
+from workflow.core import resources, stamps
 
 # Each paper's rule file registers the figures its plot step makes; the report embeds them.
 FIGURES = {}
@@ -43,6 +46,15 @@ def derived(name, value, *sections):
         return stamps.derived(name, key, value(wildcards), list(sections))
 
     return stamp
+
+
+MEASURED = resources.load()
+
+
+def measured(rule):
+    """resources: what the rule's jobs used in a measured default run, with headroom (workflow/resources.yaml,
+    refreshed by `make resources`); a cluster job asks for this, not a site default."""
+    return MEASURED.get(rule, resources.FALLBACK)
 
 
 def logs(paper, step, job="all"):

@@ -1,6 +1,9 @@
 # COSA: test-time adaptation of frozen forecasters (spec: shared/papers/cosa.md)
 # data sets -> frozen base per (data set, base, horizon, seed) -> TTA stream of every method -> table + claims -> figures
 # A seed is one unit of the pipeline: the generator's data (synthetic sets), the base's training, the adapters' init.
+localrules: cosa, cosa_evaluate, cosa_plot
+
+
 from workflow.papers.cosa import plan as cosa_plan
 
 COSA_DATASETS = PARAMS["cosa"]["datasets"]
@@ -28,6 +31,8 @@ rule cosa_prepare:
     benchmark:
         bench("cosa", "prepare", "{dataset}_s{seed}")
     threads: 1
+    resources:
+        **measured("cosa_prepare"),
     shell:
         step("papers.cosa.prepare", "--raw={input.raw:q} --seed {wildcards.seed} --out {output:q}")
 
@@ -47,6 +52,8 @@ rule cosa_train_base:
     benchmark:
         bench("cosa", "train_base", "{dataset}/{base}_H{H}_s{seed}")
     threads: 1
+    resources:
+        **measured("cosa_train_base"),
     shell:
         step("papers.cosa.train_base",
              "--data {input.data:q} --base {wildcards.base} --horizon {wildcards.H} --seed {wildcards.seed} "
@@ -69,6 +76,8 @@ rule cosa_tta:
     benchmark:
         bench("cosa", "tta", "{dataset}/{base}_H{H}_s{seed}")
     threads: 1
+    resources:
+        **measured("cosa_tta"),
     shell:
         step("papers.cosa.tta",
              "--data {input.data:q} --base {input.base:q} --horizon {wildcards.H} --seed {wildcards.seed} "
@@ -91,6 +100,8 @@ rule cosa_evaluate:
     benchmark:
         bench("cosa", "evaluate")
     threads: 1
+    resources:
+        **measured("cosa_evaluate"),
     shell:
         step("papers.cosa.evaluate",
              "--table {output.table:q} --stream {output.stream:q} --claims {output.claims:q}")
@@ -110,6 +121,8 @@ rule cosa_plot:
     benchmark:
         bench("cosa", "plot")
     threads: 1
+    resources:
+        **measured("cosa_plot"),
     shell:
         step("papers.cosa.plot",
              "--table {input.table:q} --stream {input.stream:q} --main-table {output.main_table:q} --figures {output.figures:q}")

@@ -13,5 +13,7 @@ rule fetch:
     benchmark:
         bench("data", "fetch", "{name}")
     threads: 1
+    resources:
+        **measured("fetch"),
     shell:
         step("core.fetch", "{wildcards.name} {output:q}")

@@ -1,6 +1,9 @@
 # Rethinking Pareto frontier: optimal trade-offs in fair classification (spec: shared/papers/fairness_pareto.md)
 # raw Adult/COMPAS -> base MLP per (data set, seed) -> frontiers (cvxpy LPs) and the intervention families per
 # (data set, seed) -> claims -> figures mirroring the paper's Figs. 2-4 and its table
+localrules: fairness_pareto, fairness_pareto_evaluate, fairness_pareto_plot
+
+
 from workflow.papers.fairness_pareto import plan as fp_plan
 
 FP = PARAMS["fairness_pareto"]
@@ -34,6 +37,8 @@ rule fairness_pareto_train_base:
     benchmark:
         bench("fairness_pareto", "train_base", "{dataset}_s{seed}")
     threads: 1
+    resources:
+        **measured("fairness_pareto_train_base"),
     shell:
         step("papers.fairness_pareto.train_base",
              "--raw {input.raw:q} --seed {wildcards.seed} --features {output.features:q} --model {output.model:q} --summary {output.summary:q}")
@@ -57,6 +62,8 @@ rule fairness_pareto_frontiers:
     benchmark:
         bench("fairness_pareto", "frontiers", "{dataset}_s{seed}")
     threads: 1
+    resources:
+        **measured("fairness_pareto_frontiers"),
     shell:
         step("papers.fairness_pareto.frontiers",
              "--features {input.features:q} --base {input.base:q} --frontiers {output.frontiers:q} --fairfair {output.fairfair:q} "
@@ -78,6 +85,8 @@ rule fairness_pareto_interventions:  # one job per (data set, seed): every famil
     benchmark:
         bench("fairness_pareto", "interventions", "{dataset}_s{seed}")
     threads: 1
+    resources:
+        **measured("fairness_pareto_interventions"),
     shell:
         step("papers.fairness_pareto.interventions",
              "--features {input.features:q} --base {input.base:q} --seed {wildcards.seed} --out {output:q}")
@@ -104,6 +113,8 @@ rule fairness_pareto_evaluate:
     benchmark:
         bench("fairness_pareto", "evaluate")
     threads: 1
+    resources:
+        **measured("fairness_pareto_evaluate"),
     shell:
         step("papers.fairness_pareto.evaluate",
              "--out-frontiers {output.frontiers:q} --out-fairfair {output.fairfair:q} --out-points {output.points:q} "
@@ -126,6 +137,8 @@ rule fairness_pareto_plot:
     benchmark:
         bench("fairness_pareto", "plot")
     threads: 1
+    resources:
+        **measured("fairness_pareto_plot"),
     shell:
         step("papers.fairness_pareto.plot",
              "--frontiers {input.frontiers:q} --fairfair {input.fairfair:q} --points {input.points:q} --cells {input.cells:q} "

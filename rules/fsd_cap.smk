@@ -2,6 +2,9 @@
 # (spec: shared/papers/fsd_cap.md). graphs (CSBM, heterophilous CSBM, kNN graph of real digits) ->
 # one job per (graph, seed): every planned method imputes, then GCN node classification (+ GAE link prediction)
 # -> claims (with their controls) -> figures
+localrules: fsd_cap, fsd_cap_evaluate, fsd_cap_plot
+
+
 from workflow.papers.fsd_cap import plan as fsd_plan
 
 FSD = PARAMS["fsd_cap"]
@@ -29,6 +32,8 @@ rule fsd_cap_data:
     benchmark:
         bench("fsd_cap", "data", "{dataset}")
     threads: 1
+    resources:
+        **measured("fsd_cap_data"),
     shell:
         step("papers.fsd_cap.data", "--raw {input.raw:q} --out {output:q}")
 
@@ -46,6 +51,8 @@ rule fsd_cap_run:
     benchmark:
         bench("fsd_cap", "run", "{dataset}/s{seed}")
     threads: 1
+    resources:
+        **measured("fsd_cap_run"),
     shell:
         step("papers.fsd_cap.run",
              "--data {input.data:q} --dataset {wildcards.dataset} --seed {wildcards.seed} --out {output:q}")
@@ -66,6 +73,8 @@ rule fsd_cap_evaluate:
     benchmark:
         bench("fsd_cap", "evaluate")
     threads: 1
+    resources:
+        **measured("fsd_cap_evaluate"),
     shell:
         step("papers.fsd_cap.evaluate",
              "--table {output.table:q} --main-table {output.main:q} --claims {output.claims:q}")
@@ -83,5 +92,7 @@ rule fsd_cap_plot:
     benchmark:
         bench("fsd_cap", "plot")
     threads: 1
+    resources:
+        **measured("fsd_cap_plot"),
     shell:
         step("papers.fsd_cap.plot", "--table {input.table:q} --figures {output:q}")

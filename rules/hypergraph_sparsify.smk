@@ -1,6 +1,9 @@
 # Streaming hypergraph sparsification (spec: shared/papers/hypergraph_sparsify.md)
 # one job per (family, seed): streams of every m -> every method -> scores; sliding window per (family, seed)
 # -> table + claims -> figures
+localrules: hypergraph_sparsify, hypergraph_sparsify_evaluate, hypergraph_sparsify_plot
+
+
 from workflow.papers.hypergraph_sparsify import plan as hsp_plan
 
 HSP = PARAMS["hypergraph_sparsify"]
@@ -31,6 +34,8 @@ rule hypergraph_sparsify_sparsify_eval:
     benchmark:
         bench("hypergraph_sparsify", "sparsify_eval", "{family}_s{seed}")
     threads: 1
+    resources:
+        **measured("hypergraph_sparsify_sparsify_eval"),
     shell:
         step("papers.hypergraph_sparsify.sparsify_eval",
              "--family {wildcards.family} --seed {wildcards.seed} --out {output.table:q} --space {output.space:q}")
@@ -51,6 +56,8 @@ rule hypergraph_sparsify_sliding:
     benchmark:
         bench("hypergraph_sparsify", "sliding", "{family}_s{seed}")
     threads: 1
+    resources:
+        **measured("hypergraph_sparsify_sliding"),
     shell:
         step("papers.hypergraph_sparsify.sliding",
              "--family {wildcards.family} --seed {wildcards.seed} --out {output.queries:q} --memory {output.memory:q}")
@@ -76,6 +83,8 @@ rule hypergraph_sparsify_evaluate:
     benchmark:
         bench("hypergraph_sparsify", "evaluate")
     threads: 1
+    resources:
+        **measured("hypergraph_sparsify_evaluate"),
     shell:
         step("papers.hypergraph_sparsify.evaluate",
              "--table {output.table:q} --space {output.space:q} --sliding-table {output.sliding:q} "
@@ -98,6 +107,8 @@ rule hypergraph_sparsify_plot:
     benchmark:
         bench("hypergraph_sparsify", "plot")
     threads: 1
+    resources:
+        **measured("hypergraph_sparsify_plot"),
     shell:
         step("papers.hypergraph_sparsify.plot",
              "--table {input.table:q} --space {input.space:q} --sliding {input.sliding:q} --sliding-trace {input.trace:q} "

@@ -1,6 +1,9 @@
 # L*_nsp: automata learning in the next-symbol-prediction setting (spec: shared/papers/lnsp.md)
 # exact-teacher runs per seed, with their controls (C1, C4) + Transformer teacher per (variant, seed, language)
 # -> extraction, classic L* and C5's control per seed (C2, C3, C5) -> main table + claims -> figures
+localrules: lnsp, lnsp_evaluate, lnsp_plot
+
+
 from workflow.papers.lnsp import plan as lnsp_plan
 
 LNSP = PARAMS["lnsp"]
@@ -27,6 +30,8 @@ rule lnsp_exact:
     benchmark:
         bench("lnsp", "exact", "s{seed}")
     threads: 1
+    resources:
+        **measured("lnsp_exact"),
     shell:
         step("papers.lnsp.exact", "--seed {wildcards.seed} --out {output:q}")
 
@@ -44,6 +49,8 @@ rule lnsp_train_teacher:
     benchmark:
         bench("lnsp", "train_teacher", "{variant}/s{seed}/{lang}")
     threads: 1
+    resources:
+        **measured("lnsp_train_teacher"),
     shell:
         step("papers.lnsp.train_teacher",
              "--language {wildcards.lang} --variant {wildcards.variant} --seed {wildcards.seed} "
@@ -62,6 +69,8 @@ rule lnsp_extract:  # one job per seed: every teacher of it (both variants) in t
     benchmark:
         bench("lnsp", "extract", "s{seed}")
     threads: 1
+    resources:
+        **measured("lnsp_extract"),
     shell:
         step("papers.lnsp.extract", "--seed {wildcards.seed} --out {output:q}")
 
@@ -84,6 +93,8 @@ rule lnsp_evaluate:
     benchmark:
         bench("lnsp", "evaluate")
     threads: 1
+    resources:
+        **measured("lnsp_evaluate"),
     shell:
         step("papers.lnsp.evaluate",
              "--table {output.table:q} --exact-table {output.exact:q} "
@@ -103,5 +114,7 @@ rule lnsp_plot:
     benchmark:
         bench("lnsp", "plot")
     threads: 1
+    resources:
+        **measured("lnsp_plot"),
     shell:
         step("papers.lnsp.plot", "--table {input.table:q} --exact-table {input.exact:q} --figures {output:q}")

@@ -2,6 +2,9 @@
 # ranks (E1, E2, E4) + fibers for both sigmas (E3; x^r is the control) + critical exposure of both network kinds (E5)
 # + sparsity (E6) -> evaluation + claims (each claim also judged on its control) -> figures.
 # Seven jobs whatever the params: each experiment is one job (its architectures, data sets and seeds run inside it).
+localrules: neuromanifolds, neuromanifolds_evaluate, neuromanifolds_plot
+
+
 NM_OUT = "results/neuromanifolds"
 FIGURES["neuromanifolds"] = NM_FIGURES = expand(f"{NM_OUT}/figures/{{fig}}.png", fig=["table_a_dimensions", "fig_b_spectra", "fig_c_critical_gradients"])
 
@@ -26,6 +29,8 @@ rule neuromanifolds_ranks:
     benchmark:
         bench("neuromanifolds", "ranks")
     threads: 1
+    resources:
+        **measured("neuromanifolds_ranks"),
     shell:
         step("papers.neuromanifolds.ranks",
              "--dimensions {output.dimensions:q} --singular {output.singular:q} --spectra {output.spectra:q}")
@@ -43,6 +48,8 @@ rule neuromanifolds_fibers:  # E3 for generic sigma (C1f, C3f) and for x^r (thei
     benchmark:
         bench("neuromanifolds", "fibers")
     threads: 1
+    resources:
+        **measured("neuromanifolds_fibers"),
     shell:
         step("papers.neuromanifolds.fibers", "--generic {output.generic:q} --monomial {output.monomial:q}")
 
@@ -59,6 +66,8 @@ rule neuromanifolds_critical:  # E5 for the MLP and the CNN (each the other's co
     benchmark:
         bench("neuromanifolds", "critical")
     threads: 1
+    resources:
+        **measured("neuromanifolds_critical"),
     shell:
         step("papers.neuromanifolds.critical", "--mlp {output.mlp:q} --cnn {output.cnn:q}")
 
@@ -74,6 +83,8 @@ rule neuromanifolds_sparsity:
     benchmark:
         bench("neuromanifolds", "sparsity")
     threads: 1
+    resources:
+        **measured("neuromanifolds_sparsity"),
     shell:
         step("papers.neuromanifolds.sparsity", "--out {output:q}")
 
@@ -100,6 +111,8 @@ rule neuromanifolds_evaluate:
     benchmark:
         bench("neuromanifolds", "evaluate")
     threads: 1
+    resources:
+        **measured("neuromanifolds_evaluate"),
     shell:
         step("papers.neuromanifolds.evaluate",
              "--dimensions {input.dimensions:q} --singular {input.singular:q} --spectra {input.spectra:q} "
@@ -121,6 +134,8 @@ rule neuromanifolds_plot:
     benchmark:
         bench("neuromanifolds", "plot")
     threads: 1
+    resources:
+        **measured("neuromanifolds_plot"),
     shell:
         step("papers.neuromanifolds.plot",
              "--table {input.table:q} --spectra {input.spectra:q} --gradients {input.gradients:q} --figures {output:q}")

@@ -1,6 +1,9 @@
 # The cross-paper report: claims with the paper's number beside ours, figures, deviations, costs, provenance.
 
 
+localrules: report
+
+
 rule report:
     input:
         claims=expand("results/{paper}/claims.json", paper=PAPERS),
@@ -18,5 +21,7 @@ rule report:
     benchmark:
         bench("report", "build")
     threads: 1
+    resources:
+        **measured("report"),
     shell:
         step("report.build", f"--papers {' '.join(PAPERS)} --figures {{input.figures:q}} --html {{output.html:q}} --csv {{output.csv:q}} --verdicts {{output.verdicts:q}}")

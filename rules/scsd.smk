@@ -1,6 +1,9 @@
 # SCSD: incomplete multi-view multi-label classification, shared codebook + fused-teacher self-distillation
 # (spec: shared/papers/scsd.md). data set -> one job per cell (data set, missing-view rate, fold) running the cell's
 # methods (workflow/papers/scsd/plan.py) -> claims -> figures
+localrules: scsd, scsd_evaluate, scsd_plot
+
+
 from workflow.papers.scsd import plan as scsd_plan
 
 SCSD = PARAMS["scsd"]
@@ -35,6 +38,8 @@ rule scsd_prepare:
     benchmark:
         bench("scsd", "prepare", "{dataset}")
     threads: 1
+    resources:
+        **measured("scsd_prepare"),
     shell:
         step("papers.scsd.prepare", "--raw {input.raw:q} --out {output:q}")
 
@@ -55,6 +60,8 @@ rule scsd_train:
     benchmark:
         bench("scsd", "train", "{dataset}/rv{rv}/s{seed}")
     threads: 1
+    resources:
+        **measured("scsd_train"),
     shell:
         step("papers.scsd.train",
              "--data {input.data:q} --dataset {wildcards.dataset} --missing-view {wildcards.rv} --seed {wildcards.seed} "
@@ -76,6 +83,8 @@ rule scsd_evaluate:
     benchmark:
         bench("scsd", "evaluate")
     threads: 1
+    resources:
+        **measured("scsd_evaluate"),
     shell:
         step("papers.scsd.evaluate",
              "--table {output.table:q} --weights {output.weights:q} --claims {output.claims:q}")
@@ -96,6 +105,8 @@ rule scsd_plot:
     benchmark:
         bench("scsd", "plot")
     threads: 1
+    resources:
+        **measured("scsd_plot"),
     shell:
         step("papers.scsd.plot",
              "--table {input.table:q} --weights {input.weights:q} --graphs {input.graphs:q} "

@@ -3,6 +3,9 @@
 # repulsion) where planned, at an equal evaluation budget) + sigma sweep with its control + Soft QD property checks
 # -> metrics + claims -> figures. The job lists come from workflow/papers/soft_qd/plan.py.
 # `snakemake soft_qd_tune` (not part of `soft_qd`): the methods' knob grids at this budget on the tuning seed.
+localrules: soft_qd, soft_qd_evaluate, soft_qd_plot, soft_qd_tune
+
+
 from workflow.papers.soft_qd import plan as sqd_plan
 
 SQD = PARAMS["soft_qd"]
@@ -36,6 +39,8 @@ rule soft_qd_centroids:  # every evaluation archive in one job (a handful of m's
     benchmark:
         bench("soft_qd", "centroids")
     threads: 1
+    resources:
+        **measured("soft_qd_centroids"),
     shell:
         step("papers.soft_qd.centroids", "--out {output:q}")
 
@@ -55,6 +60,8 @@ rule soft_qd_run:  # every method planned at this benchmark x m x seed, one afte
     benchmark:
         bench("soft_qd", "run", "{sqd_bench}/m{sqd_m}/s{seed}")
     threads: 1
+    resources:
+        **measured("soft_qd_run"),
     shell:
         step("papers.soft_qd.run",
              "--benchmark {wildcards.sqd_bench} --m {wildcards.sqd_m} --seed {wildcards.seed} "
@@ -77,6 +84,8 @@ rule soft_qd_tune_grid:  # one method's knob grid at one m on the tuning seed (n
     benchmark:
         bench("soft_qd", "tune", "{sqd_method}_m{sqd_m}")
     threads: 1
+    resources:
+        **measured("soft_qd_tune_grid"),
     shell:
         step("papers.soft_qd.tune",
              "--method {wildcards.sqd_method} --m {wildcards.sqd_m} --centroids {input.centroids:q} --out {output:q}")
@@ -94,6 +103,8 @@ rule soft_qd_tune_winners:
     benchmark:
         bench("soft_qd", "tune_winners")
     threads: 1
+    resources:
+        **measured("soft_qd_tune_winners"),
     shell:
         step("papers.soft_qd.tune_winners", "--out {output:q}")
 
@@ -110,6 +121,8 @@ rule soft_qd_sweep:  # every seed of the sigma sweep in one job (each run is sec
     benchmark:
         bench("soft_qd", "sweep")
     threads: 1
+    resources:
+        **measured("soft_qd_sweep"),
     shell:
         step("papers.soft_qd.sweep", "--centroids {input.centroids:q} --out {output:q}")
 
@@ -126,6 +139,8 @@ rule soft_qd_theory:
     benchmark:
         bench("soft_qd", "theory")
     threads: 1
+    resources:
+        **measured("soft_qd_theory"),
     shell:
         step("papers.soft_qd.theory", "--trials {output.trials:q} --limit {output.limit:q}")
 
@@ -149,6 +164,8 @@ rule soft_qd_evaluate:
     benchmark:
         bench("soft_qd", "evaluate")
     threads: 1
+    resources:
+        **measured("soft_qd_evaluate"),
     shell:
         step("papers.soft_qd.evaluate",
              "--sweep {input.sweep:q} --trials {input.trials:q} --limit {input.limit:q} "
@@ -172,6 +189,8 @@ rule soft_qd_plot:
     benchmark:
         bench("soft_qd", "plot")
     threads: 1
+    resources:
+        **measured("soft_qd_plot"),
     shell:
         step("papers.soft_qd.plot",
              "--metrics {input.metrics:q} --summary {input.summary:q} --sweep {input.sweep:q} --limit {input.limit:q} "

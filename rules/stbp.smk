@@ -1,5 +1,8 @@
 # STBP: continual spatio-temporal forecasting with a frozen backbone + scalable pattern bank (spec: shared/papers/stbp.md)
 # yearly tasks per data set -> each (method, seed) run through every year in order -> tables + claims -> figures
+localrules: stbp, stbp_evaluate, stbp_plot
+
+
 from workflow.papers.stbp import plan as stbp_plan
 
 STBP_PLAN = PARAMS["stbp"]["plan"]
@@ -27,6 +30,8 @@ rule stbp_data:
     benchmark:
         bench("stbp", "data", "{dataset}")
     threads: 1
+    resources:
+        **measured("stbp_data"),
     shell:
         step("papers.stbp.data", "{wildcards.dataset} --raw={input.raw:q} --out {output:q}")
 
@@ -45,6 +50,8 @@ rule stbp_train:
     benchmark:
         bench("stbp", "train", "{dataset}/{stbp_method}_s{seed}")
     threads: 1
+    resources:
+        **measured("stbp_train"),
     shell:
         step("papers.stbp.train", "--data {input.data:q} --method {wildcards.stbp_method} --seed {wildcards.seed} --out {output:q}")
 
@@ -65,6 +72,8 @@ rule stbp_evaluate:
     benchmark:
         bench("stbp", "evaluate")
     threads: 1
+    resources:
+        **measured("stbp_evaluate"),
     shell:
         step("papers.stbp.evaluate",
              "--years {output.years:q} --table {output.table:q} --backward {output.backward:q} --claims {output.claims:q}")
@@ -83,5 +92,7 @@ rule stbp_plot:
     benchmark:
         bench("stbp", "plot")
     threads: 1
+    resources:
+        **measured("stbp_plot"),
     shell:
         step("papers.stbp.plot", "--years {input.years:q} --table {input.table:q} --figures {output:q}")

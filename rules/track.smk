@@ -3,6 +3,9 @@
 # does the same for the report. See workflow/core/tracking.py; `make track-sync` does it by hand after an outage.
 # The job never fails on a tracking outage: it lists the records it could not log in tracking.json (onsuccess /
 # onerror print them as one line), and a store found down is skipped at once by the next track jobs.
+localrules: track
+
+
 TRACKED_AFTER = {paper: [f"results/{paper}/claims.json", *FIGURES[paper]] for paper in PAPERS} | {
     "report": ["results/report/index.html"]}
 
@@ -18,6 +21,8 @@ rule track:
     benchmark:
         "results/{paper}/bench/track.tsv"
     threads: 1
+    resources:
+        **measured("track"),
     wildcard_constraints:
         paper="|".join(TRACKED_AFTER),
     shell:
