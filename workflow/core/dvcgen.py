@@ -5,9 +5,11 @@
     python -m workflow.core.dvcgen --profile smoke --out dvc.yaml   # what the end-to-end test runs
 
 Policy (README, "DVC and Snakemake"): Snakemake is the engine; DVC is a second runner with the lock, params and
-metrics. Outputs are `cache: false` - the files live in results/ (git-ignored) for both tools, and DVC records
-their hashes in dvc.lock. After a Snakemake run, `dvc commit -f` records the state (`make reproduce` does it);
-after a `dvc repro`, `snakemake --touch` tells Snakemake the outputs are current.
+metrics. The files live in results/ and data/raw/ (git-ignored) for both tools and DVC records their hashes in
+dvc.lock; data sets and trained models are also put in DVC's cache (`cache: true`, shared()), so that `dvc push`
+and `dvc pull` share them through a remote. After a Snakemake run, `dvc commit -f` records the state (`make
+reproduce` does it); after a `dvc repro` or a `dvc pull`, `snakemake --touch` tells Snakemake the outputs are
+current.
 
 This uses Snakemake's private DAG API (pinned in requirements.txt); tests/test_dvc.py fails when the output
 changes, so an upgrade that breaks it is caught.
@@ -62,14 +64,20 @@ def output_kind(path: str) -> str:
     return "metrics" if path.endswith("claims.json") else "plots" if path.endswith(".png") else "outs"
 
 
+def shared(path: str) -> bool:
+    """Data sets and trained models go to DVC's cache (and so to a remote, `dvc push`): what a lab shares instead
+    of re-running. The rest (per-run results, tables, figures) is small and re-made from them in minutes."""
+    return path.startswith("data/raw/") or "/data/" in path or "/base/" in path or path.endswith(".pt")
+
+
 def stage(job: dict) -> dict:
     """One job as a dvc.yaml stage: its command (log folders made first: DVC does not create them) and its inputs,
     stamps included, exactly as Snakemake sees them: DVC then re-runs a stage for the same reasons Snakemake does."""
     log_dirs = sorted({str(Path(p).parent) for p in job["log"]})
     cmd = " ".join(job["shellcmd"].split())  # Snakemake's formatting leaves line breaks/indents
     st = {"cmd": f"mkdir -p {' '.join(log_dirs)} && {cmd}" if log_dirs else cmd, "deps": sorted(set(job["input"]))}
-    for out in job["output"]:  # claims are DVC metrics, figures DVC plots, the rest plain outs; all uncached
-        st.setdefault(output_kind(out), []).append({out: {"cache": False}})
+    for out in job["output"]:  # claims are DVC metrics, figures DVC plots, the rest plain outs
+        st.setdefault(output_kind(out), []).append({out: {"cache": shared(out)}})
     return st
 
 
@@ -132,7 +140,7 @@ def rule_entry(jobs: list[dict], stages: list[dict]) -> dict:
     for kind in ("outs", "metrics", "plots"):
         if kind in stages[0]:
             paths = [[next(iter(o)) for o in s[kind]] for s in stages]
-            do[kind] = [{field(jobs, [p[i] for p in paths], items, f"{kind[:-1]}{i}"): {"cache": False}}
+            do[kind] = [{field(jobs, [p[i] for p in paths], items, f"{kind[:-1]}{i}"): {"cache": shared(paths[0][i])}}
                         for i in range(len(paths[0]))]
     return {"foreach": items, "do": do}
 
