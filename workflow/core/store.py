@@ -90,11 +90,20 @@ def client(marker: Path = MARKER, retry: bool = False):
 
 
 def experiment_id(c, paper: str) -> str:
+    """The paper's experiment, created on first use. The file lock orders the writers of one machine; writers on
+    several machines (a cluster, one server) may still race to create it: the loser then takes the winner's."""
     with _store_lock():
         exp = c.get_experiment_by_name(paper)
         if exp is not None:
             return exp.experiment_id
-        return c.create_experiment(paper, artifact_location=(ARTIFACTS / paper).as_uri())
+        # a server keeps artifacts itself (served through it); the embedded store keeps them beside mlflow.db
+        local = not tracking_uri().startswith(("http://", "https://"))
+        try:
+            return c.create_experiment(paper, artifact_location=(ARTIFACTS / paper).as_uri() if local else None)
+        except Exception as exc:
+            if "RESOURCE_ALREADY_EXISTS" not in str(exc) and "already exists" not in str(exc):
+                raise
+            return c.get_experiment_by_name(paper).experiment_id
 
 
 TAGS = ("paper", "step", "rule", "wildcards", "git_commit", "params_hash", "profile", "host")
