@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a fresh machine:
 #   make reproduce   every paper, default profile, then the report (results/report/index.html)
 #   make test        the test suite (unit tests + an end-to-end smoke run through snakemake and dvc)
+# make test-scale runs the same DAG beyond one machine (SLURM, an MLflow server, an S3 remote); as root.
 # Everything runs inside .venv, created from requirements.txt on first use.
 
 VENV    := .venv
@@ -10,8 +11,10 @@ export MLFLOW_DISABLE_TELEMETRY := true
 CORES   ?= 2
 PROFILE ?= default
 PORT    ?= 5000
+SERVER_PORT ?= 5001
 
-.PHONY: lock setup reproduce smoke test readme mlflow-ui track-sync dvc.yaml dvc-check clean
+.PHONY: lock setup scale-setup reproduce smoke test test-scale resources readme mlflow-ui mlflow-server track-sync \
+        dvc.yaml dvc-check clean
 
 setup: $(VENV)/.installed
 
@@ -40,15 +43,39 @@ lock: setup
 	  $(VENV)/bin/uv pip compile requirements.txt --generate-hashes --no-header --no-annotate \
 	    --python-version 3.11 --python-platform x86_64-manylinux_2_28 $(if $(wildcard $(WHEELS)),--find-links $(WHEELS)) \
 	    $(LOCK_FLAGS); } > requirements.lock.new && mv requirements.lock.new requirements.lock
+	{ printf '# requirements-scale.lock: what `make test-scale` adds (SLURM executor, PostgreSQL driver, dvc-s3, moto),\n'; \
+	  printf '# resolved against requirements.lock (nothing there is upgraded). Refreshed by `make lock`.\n'; \
+	  $(VENV)/bin/uv pip compile requirements-scale.txt -c requirements.lock --generate-hashes --no-header --no-annotate \
+	    --python-version 3.11 --python-platform x86_64-manylinux_2_28 $(if $(wildcard $(WHEELS)),--find-links $(WHEELS)) \
+	    $(LOCK_FLAGS); } > requirements-scale.lock.new && mv requirements-scale.lock.new requirements-scale.lock
 
-test: setup
-	$(PY) -m pytest -q tests
+test: setup  ## no root needed; the scale tests are `make test-scale`
+	$(PY) -m pytest -q tests --ignore=tests/scale
+
+# What running beyond one machine needs in .venv (SLURM executor plugin, PostgreSQL driver, dvc-s3; moto for tests).
+scale-setup: $(VENV)/.installed-scale
+$(VENV)/.installed-scale: requirements-scale.lock $(VENV)/.installed
+	$(PY) -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r requirements-scale.lock
+	touch $@
+
+test-scale: scale-setup  ## a real single-node SLURM cluster, MLflow on PostgreSQL, a DVC S3 remote (moto)
+	command -v slurmctld >/dev/null || { test "$$(id -u)" = 0 || { echo "error: SLURM is not installed; run \
+	  make test-scale as root (it runs apt-get install slurm-wlm munge)" >&2; exit 1; }; \
+	  export DEBIAN_FRONTEND=noninteractive; apt-get install -y -q slurm-wlm munge >/dev/null || \
+	  { apt-get update -q && apt-get install -y -q slurm-wlm munge >/dev/null; }; }
+	$(PY) -m pytest -q tests/scale
+
+resources: setup  ## refresh workflow/resources.yaml from the benchmark files of the last run (a default run)
+	$(PY) -m workflow.core.resources
 
 readme: setup  ## put the verdict table of the last default-profile report into README.md
 	$(PY) -m workflow.report.readme
 
 mlflow-ui: setup  ## the MLflow dashboard on this project's database, bound to 127.0.0.1 only
 	mlflow ui --backend-store-uri "$$($(PY) -m workflow.core.tracking uri)" --host 127.0.0.1 --port $(PORT) --workers 1
+
+mlflow-server: scale-setup  ## MLflow on PostgreSQL at 127.0.0.1:$(SERVER_PORT); then export MLFLOW_TRACKING_URI
+	$(PY) -m workflow.core.server --port $(SERVER_PORT)
 
 track-sync: setup  ## log to MLflow every run record it is missing (after a tracking outage)
 	$(PY) -m workflow.core.tracking sync --retry

@@ -21,6 +21,8 @@ PAPERS = ("adam_implicit_bias", "cosa")
 CLAIMS = [f"results/{paper}/claims.json" for paper in PAPERS]
 SLURM_CONF = Path("/etc/slurm/slurm.conf")
 MARK = "# a single-node test cluster written by tests/scale/services.py"
+# moto accepts any credentials; S3 clients (boto3, dvc-s3) refuse to sign a request without some
+S3_ENV = {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_DEFAULT_REGION": "us-east-1"}
 
 
 class ServiceError(RuntimeError):
@@ -142,7 +144,7 @@ def slurm_cluster(folder: Path, cpus: int = 2, timeout: float = 30):
 
 @contextlib.contextmanager
 def s3_server(folder: Path, bucket: str, timeout: float = 20):
-    """moto's S3 server on loopback with one bucket; yields its endpoint URL (credentials: any, set by the caller)."""
+    """moto's S3 server on loopback with one bucket; yields its endpoint URL (clients pass S3_ENV's credentials)."""
     import boto3
 
     port = free_port()
@@ -157,7 +159,9 @@ def s3_server(folder: Path, bucket: str, timeout: float = 20):
             return False
 
         wait_until(up, "moto's S3 server", log, timeout)
-        boto3.client("s3", endpoint_url=url, region_name="us-east-1").create_bucket(Bucket=bucket)
+        boto3.client("s3", endpoint_url=url, region_name=S3_ENV["AWS_DEFAULT_REGION"],
+                     aws_access_key_id=S3_ENV["AWS_ACCESS_KEY_ID"],
+                     aws_secret_access_key=S3_ENV["AWS_SECRET_ACCESS_KEY"]).create_bucket(Bucket=bucket)
         yield url
     finally:
         stop(proc)

@@ -56,6 +56,9 @@ def postgres(folder: Path, port: int):
     folder.mkdir(parents=True, exist_ok=True)
     if os.geteuid() == 0:
         shutil.chown(folder, "postgres")
+        if subprocess.run(as_postgres(["test", "-w", str(folder)]), timeout=10).returncode != 0:
+            raise ServerError(f"user postgres cannot reach {folder} (a parent folder is private to root): "
+                              f"pass --folder with a path under /tmp or /srv, or make the parents traversable")
     if not (data / "PG_VERSION").exists():
         run([pg_tool("initdb"), "--auth=trust", "--username=mlflow", "-D", str(data)], "initdb")
     options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1"
