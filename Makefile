@@ -36,18 +36,16 @@ smoke: setup
 # Re-resolve requirements.lock from requirements.txt (an upgrade: then `make test` and commit both files).
 # WHEELS: a folder of local wheels, where the pinned CPU build of torch lies on these machines.
 WHEELS ?= /opt/wheels
+COMPILE = $(VENV)/bin/uv pip compile --generate-hashes --no-header --no-annotate --python-version 3.11 \
+	--python-platform x86_64-manylinux_2_28 $(if $(wildcard $(WHEELS)),--find-links $(WHEELS)) $(LOCK_FLAGS)
 lock: setup
 	$(PY) -m pip install --quiet --disable-pip-version-check uv==0.13.9
 	{ printf '# requirements.lock: every package of the environment, transitive ones included, pinned with hashes.\n'; \
 	  printf '# Installed by `make setup`; refreshed from requirements.txt by `make lock` (then `make test`, commit both).\n'; \
-	  $(VENV)/bin/uv pip compile requirements.txt --generate-hashes --no-header --no-annotate \
-	    --python-version 3.11 --python-platform x86_64-manylinux_2_28 $(if $(wildcard $(WHEELS)),--find-links $(WHEELS)) \
-	    $(LOCK_FLAGS); } > requirements.lock.new && mv requirements.lock.new requirements.lock
+	  $(COMPILE) requirements.txt; } > requirements.lock.new && mv requirements.lock.new requirements.lock
 	{ printf '# requirements-scale.lock: what `make test-scale` adds (SLURM executor, PostgreSQL driver, dvc-s3, moto),\n'; \
 	  printf '# resolved against requirements.lock (nothing there is upgraded). Refreshed by `make lock`.\n'; \
-	  $(VENV)/bin/uv pip compile requirements-scale.txt -c requirements.lock --generate-hashes --no-header --no-annotate \
-	    --python-version 3.11 --python-platform x86_64-manylinux_2_28 $(if $(wildcard $(WHEELS)),--find-links $(WHEELS)) \
-	    $(LOCK_FLAGS); } > requirements-scale.lock.new && mv requirements-scale.lock.new requirements-scale.lock
+	  $(COMPILE) -c requirements.lock requirements-scale.txt; } > requirements-scale.lock.new && mv requirements-scale.lock.new requirements-scale.lock
 
 test: setup  ## no root needed; the scale tests are `make test-scale`
 	$(PY) -m pytest -q tests --ignore=tests/scale

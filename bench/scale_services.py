@@ -1,5 +1,5 @@
 """Benchmark: how long each service of `make test-scale` takes to come up, and two papers' smoke profile run
-locally against through SLURM (prints figures; as root, after `make test-scale` installed SLURM).
+locally and through SLURM (prints figures; as root, after `make test-scale` installed SLURM).
 
     python bench/scale_services.py
 
@@ -8,7 +8,6 @@ The SLURM run polls every 2 s, as the test does; the cluster has the machine's c
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -60,7 +59,6 @@ def main() -> None:
                            "--seconds-between-status-checks", "2")
         print(f"smoke profile of {', '.join(c.split('/')[1] for c in CLAIMS)}: local {local:.0f} s "
               f"(--cores {cores}), through SLURM {remote:.0f} s ({remote / local:.2f}x)")
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

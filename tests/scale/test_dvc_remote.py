@@ -3,15 +3,13 @@ here, pulled back, and both DVC and Snakemake find the workspace current."""
 from __future__ import annotations
 
 import shutil
-import sys
 
 import yaml
 
-from conftest import BIN, ROOT, env, run
+from conftest import BIN, env, run
 from services import S3_ENV, s3_server
 
-sys.path.insert(0, str(ROOT))
-from workflow.core.dvcgen import shared  # noqa: E402
+from workflow.core.dvcgen import shared
 
 
 def test_push_delete_pull_leaves_dvc_and_snakemake_with_nothing_to_do(smoke_repo, tmp_path):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
@@ -14,8 +13,7 @@ import pytest
 from conftest import BIN, ROOT, env, run
 from services import PAPERS, free_port
 
-sys.path.insert(0, str(ROOT))
-from workflow.core import server  # noqa: E402
+from workflow.core import server
 
 
 @pytest.fixture
