@@ -27,7 +27,7 @@ $(VENV)/.installed: requirements.lock
 
 reproduce: setup  ## all papers, $(PROFILE) profile; a default run is then recorded in dvc.lock (see README)
 	snakemake --cores $(CORES) $(if $(filter-out default,$(PROFILE)),--profile profiles/$(PROFILE))
-	$(if $(filter default,$(PROFILE)),dvc repro --quiet dag_shape && dvc commit --force --quiet)
+	$(if $(filter default,$(PROFILE)),dvc repro --quiet dag_shape && dvc commit --force --no-relink --quiet)
 	@echo "Report: results/report/index.html   Dashboard: make mlflow-ui"
 
 smoke: setup

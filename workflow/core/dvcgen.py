@@ -7,9 +7,10 @@
 Policy (README, "DVC and Snakemake"): Snakemake is the engine; DVC is a second runner with the lock, params and
 metrics. The files live in results/ and data/raw/ (git-ignored) for both tools and DVC records their hashes in
 dvc.lock; data sets and trained models are also put in DVC's cache (`cache: true`, shared()), so that `dvc push`
-and `dvc pull` share them through a remote. After a Snakemake run, `dvc commit -f` records the state (`make
-reproduce` does it); after a `dvc repro` or a `dvc pull`, `snakemake --touch` tells Snakemake the outputs are
-current.
+and `dvc pull` share them through a remote. After a Snakemake run, `dvc commit -f --no-relink` records the state
+(`make reproduce` does it; a relink would rewrite the cached files with new mtimes, and Snakemake would re-run
+what was made from them); after a `dvc repro` or a `dvc pull`, `snakemake --touch` tells Snakemake the outputs
+are current.
 
 This uses Snakemake's private DAG API (pinned in requirements.txt); tests/test_dvc.py fails when the output
 changes, so an upgrade that breaks it is caught.
