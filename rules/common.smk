@@ -75,17 +75,11 @@ def code(paper, step):
 
 
 def step(module, args=""):
-    """The one shape of every job's command: the step program, its own arguments, the common ones.
-
-    A job's output goes to its log; on success its `warning:` lines are repeated on the console (e.g. a data set
-    restored from its verified copy because the archive is corrupt), on failure the tail of the log, so that
-    neither is buried in a log file.
-    """
+    """The one shape of every job's command: the step program, its own arguments, the common ones. workflow/run.py
+    runs it: output to the log, its `warning:` lines (or a failed job's last lines) repeated on the console."""
     return (
-        f"python -m workflow.{module} {args} --profile {PROFILE} --params {{input.params}} "
-        "--rule {rule} --wildcards '{wildcards}' --record {log.run:q} > {log.out:q} 2>&1 "
-        "&& {{ grep -h '^warning:' {log.out:q} >&2 || true; }} "
-        "|| (echo '--- last lines of {log.out} ---' >&2; tail -n 30 {log.out:q} >&2; exit 1)"
+        f"python -m workflow.run {module} {args} --profile {PROFILE} --params {{input.params}} "
+        "--rule {rule} --wildcards '{wildcards}' --log {log.out:q} --record {log.run:q}"
     )
 
 

@@ -71,11 +71,15 @@ def shared(path: str) -> bool:
     return path.startswith("data/raw/") or "/data/" in path or "/base/" in path or path.endswith(".pt")
 
 
+RUNNER = "python -m workflow.run "  # every step job's command (rules/common.smk: step)
+
+
 def stage(job: dict) -> dict:
-    """One job as a dvc.yaml stage: its command (log folders made first: DVC does not create them) and its inputs,
-    stamps included, exactly as Snakemake sees them: DVC then re-runs a stage for the same reasons Snakemake does."""
-    log_dirs = sorted({str(Path(p).parent) for p in job["log"]})
+    """One job as a dvc.yaml stage: its command and its inputs, stamps included, exactly as Snakemake sees them: DVC
+    then re-runs a stage for the same reasons Snakemake does. DVC makes no folders: a step job's runner
+    (workflow/run.py) makes its log's, any other command gets a `mkdir -p` first."""
     cmd = " ".join(job["shellcmd"].split())  # Snakemake's formatting leaves line breaks/indents
+    log_dirs = [] if cmd.startswith(RUNNER) else sorted({str(Path(p).parent) for p in job["log"]})
     st = {"cmd": f"mkdir -p {' '.join(log_dirs)} && {cmd}" if log_dirs else cmd, "deps": sorted(set(job["input"]))}
     for out in job["output"]:  # claims are DVC metrics, figures DVC plots, the rest plain outs
         st.setdefault(output_kind(out), []).append({out: {"cache": shared(out)}})

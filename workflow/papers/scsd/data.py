@@ -7,8 +7,12 @@
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # a DataFrame is passed in; the training jobs do not pay pandas' import
+    import pandas as pd
 
 from workflow.lib import mfeat
 from workflow.lib.missing import flip_entries, label_mask, view_mask

@@ -11,8 +11,12 @@ Pure functions, no file I/O (``pedestrian_years`` takes a DataFrame), determinis
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas at run time only in pedestrian_years: the training jobs do not pay its import
+    import pandas as pd
 
 STEPS_PER_DAY = 288  # 5-minute steps, as PEMS
 PROFILE_NAMES = ("double_peak", "am_peak", "pm_peak", "flat", "night_peak")
@@ -127,6 +131,8 @@ def pedestrian_years(df: pd.DataFrame, days: int = 0, join_days: int = 7) -> tup
     Missing hours stay NaN (masked in loss and metrics). ``days > 0`` keeps the first ``days`` days of a year.
     The graph is complete (no sensor coordinates in the data): ``adj = 1 - I``.
     """
+    import pandas as pd
+
     need = {"Sensor", "Date", "Time", "Count"}
     if not need <= set(df.columns):
         raise ValueError(f"pedestrian data needs columns {sorted(need)}, got {list(df.columns)}; "
