@@ -12,9 +12,9 @@ rule fetch:
         name="[A-Za-z0-9_]+",
         suffix="csv|idx",
     log:
-        **logs("data", "fetch", "{name}"),
+        **logs("data", "fetch", "{name}.{suffix}"),
     benchmark:
-        bench("data", "fetch", "{name}")
+        bench("data", "fetch", "{name}.{suffix}")
     threads: 1
     resources:
         **measured("fetch"),

@@ -1,0 +1,122 @@
+# MPPD-TV-l1: a spiking MLP's membrane-potential perturbation dynamic regularised as total variation
+# (spec: shared/papers/mppd_tv.md). images -> one job per (training mode, regulariser, seed) -> claims -> figures;
+# the exact 1-D toy (ROF against TV-l1) beside them.
+localrules: mppd_tv, mppd_tv_evaluate, mppd_tv_plot
+
+
+from workflow.core.params import ParamsError
+from workflow.papers.mppd_tv import plan as mppd_tv_plan
+
+MPPD_TV = PARAMS["mppd_tv"]
+MPPD_TV_OUT = mppd_tv_plan.OUT
+try:
+    mppd_tv_plan.check(MPPD_TV)
+except ParamsError as err:
+    raise WorkflowError(str(err)) from None
+FIGURES["mppd_tv"] = MPPD_TV_FIGURES = expand(f"{MPPD_TV_OUT}/figures/{{fig}}.png",
+                                              fig=["table_main", "fig_a_robustness", "fig_b_toy"])
+
+
+rule mppd_tv:
+    input:
+        "results/mppd_tv/tracking.json",  # claims, figures, and every job logged to MLflow
+        f"{MPPD_TV_OUT}/claims.json",
+        MPPD_TV_FIGURES,
+
+
+rule mppd_tv_data:
+    input:
+        raw=mppd_tv_plan.raw_files(MPPD_TV["data"]),
+        code=code("mppd_tv", "data"),
+        params=reads("mppd_tv.data"),
+    output:
+        f"{MPPD_TV_OUT}/data/images.npz",
+    log:
+        **logs("mppd_tv", "data"),
+    benchmark:
+        bench("mppd_tv", "data")
+    threads: 1
+    resources:
+        **measured("mppd_tv_data"),
+    shell:
+        step("papers.mppd_tv.data", "--raw {input.raw:q} --out {output:q}")
+
+
+rule mppd_tv_toy:
+    input:
+        code=code("mppd_tv", "toy"),
+        params=reads("mppd_tv.toy"),
+    output:
+        f"{MPPD_TV_OUT}/toy.json",
+    log:
+        **logs("mppd_tv", "toy"),
+    benchmark:
+        bench("mppd_tv", "toy")
+    threads: 1
+    resources:
+        **measured("mppd_tv_toy"),
+    shell:
+        step("papers.mppd_tv.toy", "--out {output:q}")
+
+
+rule mppd_tv_train:
+    input:
+        data=f"{MPPD_TV_OUT}/data/images.npz",
+        code=code("mppd_tv", "train"),
+        params=reads("mppd_tv.model", "mppd_tv.train", "mppd_tv.eval"),
+    output:
+        f"{MPPD_TV_OUT}/runs/{{mppd_mode}}/{{mppd_reg}}_s{{seed}}.json",
+    wildcard_constraints:
+        mppd_mode="gn|at",
+        mppd_reg="[a-z0-9_]+",
+    log:
+        **logs("mppd_tv", "train", "{mppd_mode}/{mppd_reg}_s{seed}"),
+    benchmark:
+        bench("mppd_tv", "train", "{mppd_mode}/{mppd_reg}_s{seed}")
+    threads: 1
+    resources:
+        **measured("mppd_tv_train"),
+    shell:
+        step("papers.mppd_tv.train",
+             "--data {input.data:q} --mode {wildcards.mppd_mode} --reg {wildcards.mppd_reg} --seed {wildcards.seed} "
+             "--out {output:q}")
+
+
+rule mppd_tv_evaluate:
+    input:
+        runs=mppd_tv_plan.run_paths(MPPD_TV["plan"]),
+        toy=f"{MPPD_TV_OUT}/toy.json",
+        claims="workflow/papers/mppd_tv/claims.yaml",
+        code=code("mppd_tv", "evaluate"),
+        params=reads("mppd_tv.plan", "mppd_tv.eval"),  # the plan: which runs exist
+    output:
+        table=f"{MPPD_TV_OUT}/runs.csv",
+        claims=f"{MPPD_TV_OUT}/claims.json",
+    log:
+        **logs("mppd_tv", "evaluate"),
+    benchmark:
+        bench("mppd_tv", "evaluate")
+    threads: 1
+    resources:
+        **measured("mppd_tv_evaluate"),
+    shell:
+        step("papers.mppd_tv.evaluate", "--toy {input.toy:q} --table {output.table:q} --claims {output.claims:q}")
+
+
+rule mppd_tv_plot:
+    input:
+        table=f"{MPPD_TV_OUT}/runs.csv",
+        toy=f"{MPPD_TV_OUT}/toy.json",
+        code=code("mppd_tv", "plot"),
+        params=reads(),
+    output:
+        MPPD_TV_FIGURES,
+    log:
+        **logs("mppd_tv", "plot"),
+    benchmark:
+        bench("mppd_tv", "plot")
+    threads: 1
+    resources:
+        **measured("mppd_tv_plot"),
+    shell:
+        step("papers.mppd_tv.plot", "--table {input.table:q} --toy {input.toy:q} --figures {output:q}")
