@@ -1,0 +1,117 @@
+# TP-Spikformer: training-free token pruning of a spiking transformer (spec: shared/papers/tp_spikformer.md).
+# images -> one base model per seed (trained once, frozen) -> one pruning sweep per seed -> claims -> figures
+localrules: tp_spikformer, tp_spikformer_evaluate, tp_spikformer_plot
+
+
+from workflow.core.params import ParamsError
+from workflow.papers.tp_spikformer import plan as tp_plan
+
+TP = PARAMS["tp_spikformer"]
+TP_OUT = tp_plan.OUT
+try:
+    tp_plan.check(TP)
+except ParamsError as err:
+    raise WorkflowError(str(err)) from None
+FIGURES["tp_spikformer"] = TP_FIGURES = expand(f"{TP_OUT}/figures/{{fig}}.png",
+                                               fig=["table_main", "fig_a_accuracy_vs_budget", "fig_b_accuracy_vs_sops"])
+
+
+rule tp_spikformer:
+    input:
+        "results/tp_spikformer/tracking.json",  # claims, figures, and every job logged to MLflow
+        f"{TP_OUT}/claims.json",
+        TP_FIGURES,
+
+
+rule tp_spikformer_data:
+    input:
+        raw=tp_plan.raw_files(TP["data"]),
+        code=code("tp_spikformer", "data"),
+        params=reads("tp_spikformer.data"),
+    output:
+        f"{TP_OUT}/data/images.npz",
+    log:
+        **logs("tp_spikformer", "data"),
+    benchmark:
+        bench("tp_spikformer", "data")
+    threads: 1
+    resources:
+        **measured("tp_spikformer_data"),
+    shell:
+        step("papers.tp_spikformer.data", "--raw {input.raw:q} --out {output:q}")
+
+
+rule tp_spikformer_train_base:
+    input:
+        data=f"{TP_OUT}/data/images.npz",
+        code=code("tp_spikformer", "train_base"),
+        params=reads("tp_spikformer.model", "tp_spikformer.train"),
+    output:
+        tp_plan.base_path("{seed}"),
+    log:
+        **logs("tp_spikformer", "train_base", "s{seed}"),
+    benchmark:
+        bench("tp_spikformer", "train_base", "s{seed}")
+    threads: 1
+    resources:
+        **measured("tp_spikformer_train_base"),
+    shell:
+        step("papers.tp_spikformer.train_base", "--data {input.data:q} --seed {wildcards.seed} --out {output:q}")
+
+
+rule tp_spikformer_prune:
+    input:
+        data=f"{TP_OUT}/data/images.npz",
+        base=tp_plan.base_path("{seed}"),
+        code=code("tp_spikformer", "prune"),
+        params=reads("tp_spikformer.model", "tp_spikformer.prune"),
+    output:
+        tp_plan.sweep_path("{seed}"),
+    log:
+        **logs("tp_spikformer", "prune", "s{seed}"),
+    benchmark:
+        bench("tp_spikformer", "prune", "s{seed}")
+    threads: 1
+    resources:
+        **measured("tp_spikformer_prune"),
+    shell:
+        step("papers.tp_spikformer.prune",
+             "--data {input.data:q} --base {input.base:q} --seed {wildcards.seed} --out {output:q}")
+
+
+rule tp_spikformer_evaluate:
+    input:
+        sweeps=tp_plan.sweep_paths(TP["plan"]),
+        claims="workflow/papers/tp_spikformer/claims.yaml",
+        code=code("tp_spikformer", "evaluate"),
+        params=reads("tp_spikformer.prune", "tp_spikformer.plan"),  # the plan: which sweeps exist
+    output:
+        table=f"{TP_OUT}/sweeps.csv",
+        claims=f"{TP_OUT}/claims.json",
+    log:
+        **logs("tp_spikformer", "evaluate"),
+    benchmark:
+        bench("tp_spikformer", "evaluate")
+    threads: 1
+    resources:
+        **measured("tp_spikformer_evaluate"),
+    shell:
+        step("papers.tp_spikformer.evaluate", "--table {output.table:q} --claims {output.claims:q}")
+
+
+rule tp_spikformer_plot:
+    input:
+        table=f"{TP_OUT}/sweeps.csv",
+        code=code("tp_spikformer", "plot"),
+        params=reads(),
+    output:
+        TP_FIGURES,
+    log:
+        **logs("tp_spikformer", "plot"),
+    benchmark:
+        bench("tp_spikformer", "plot")
+    threads: 1
+    resources:
+        **measured("tp_spikformer_plot"),
+    shell:
+        step("papers.tp_spikformer.plot", "--table {input.table:q} --figures {output:q}")

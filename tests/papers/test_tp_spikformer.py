@@ -1,0 +1,107 @@
+"""Tests for ``tp_spikformer`` (workflow/papers/tp_spikformer): hand-made cases with known answers."""
+import pandas as pd
+import pytest
+import torch
+
+from workflow.core.params import ParamsError
+from workflow.papers.tp_spikformer import evaluate as E
+from workflow.papers.tp_spikformer import methods as M
+from workflow.papers.tp_spikformer import plan
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="module")
+def model():
+    torch.manual_seed(0)
+    m = M.SpikingTransformer(channels=8, blocks=2, classes=3, steps=3)
+    m.train()
+    m(torch.rand(16, 1, 8, 8))  # BatchNorm statistics that are not the initial ones
+    return m.eval()
+
+
+def test_keeping_every_token_is_the_dense_model(model):
+    x = torch.rand(5, 1, 8, 8)
+    with torch.no_grad():
+        dense = model(x)
+    for mode in M.MODES:
+        for criterion in M.CRITERIA:
+            out = M.pruned_forward(model, x, [4, 4], criterion, mode, torch.Generator().manual_seed(0))
+            torch.testing.assert_close(out, dense)
+
+
+def test_dropped_tokens_leave_the_pooling(model):
+    x = torch.randn(3, 2, 16, 8) * 3  # (T, B, N, C) tokens
+    alive = torch.zeros(2, 16, dtype=torch.bool)
+    alive[:, :5] = True
+    with torch.no_grad():
+        torch.testing.assert_close(model.classify(x, alive), model.classify(x[:, :, :5]))
+        assert not torch.allclose(model.classify(x, alive), model.classify(x))
+
+
+def test_temporal_score_prefers_tokens_that_change_over_time():
+    x = torch.zeros(3, 1, 4, 2)  # (T, B, N, C)
+    x[:, 0, 2] = torch.tensor([[0.0, 0.0], [1.0, 1.0], [0.0, 0.0]])  # token 2 flickers
+    s = M.temporal_score(x)
+    assert s.shape == (1, 4) and torch.isclose(s.sum(), torch.tensor(1.0)) and int(s.argmax()) == 2
+    torch.testing.assert_close(s[0, [0, 1, 3]], s[0, [1, 3, 0]])  # the static tokens tie
+
+
+def test_spatial_score_prefers_tokens_unlike_their_neighbourhood():
+    x = torch.ones(2, 1, 16, 2)  # a 4 x 4 grid, 2 channels: every token (1, 1)
+    x[:, 0, 5] = torch.tensor([1.0, -1.0])  # one token points away from its neighbours' mean
+    s = M.spatial_score(x, side=4)
+    assert int(s.argmax()) == 5 and torch.isclose(s.sum(), torch.tensor(1.0))
+
+
+def test_inverted_ranking_keeps_the_opposite_tokens():
+    x = torch.rand(3, 2, 16, 4)
+    ir, inv = M.scores("ir", x, 4), M.scores("ir_inverted", x, 4)
+    torch.testing.assert_close(inv, -ir)
+    with pytest.raises(ValueError, match="unknown criterion"):
+        M.scores("entropy", x, 4)
+
+
+def test_gather_then_scatter_is_the_identity():
+    x = torch.rand(2, 3, 6, 4)
+    idx = torch.tensor([[0, 5], [2, 3], [1, 4]])
+    g = M.gather(x, idx)
+    assert g.shape == (2, 3, 2, 4) and torch.equal(g[:, 1, 0], x[:, 1, 2])
+    assert torch.equal(M.scatter(x, idx, g), x)
+
+
+def test_cost_and_state_hash():
+    assert M.cost([6, 6, 5, 5], 64) == pytest.approx((36 + 36 + 25 + 25) / 256)
+    m = torch.nn.Linear(2, 2)
+    before = M.state_hash(m)
+    assert M.state_hash(m) == before
+    with torch.no_grad():
+        m.weight[0, 0] += 1e-3
+    assert M.state_hash(m) != before
+
+
+def test_plan_checks_budgets_against_the_model():
+    p = {"model": {"blocks": 2}, "data": {"side": 8},
+         "prune": {"budgets": {"a": [3, 2]}, "sweep": ["a"], "main_budget": "a", "low_budgets": ["a"]}}
+    plan.check(p)
+    with pytest.raises(ParamsError, match=r"one k per block \(2\)"):
+        plan.check(p | {"prune": p["prune"] | {"budgets": {"a": [3, 2, 1]}}})
+    with pytest.raises(ParamsError, match=r"\['b'\] are not in prune.sweep"):
+        plan.check(p | {"prune": p["prune"] | {"low_budgets": ["b"]}})
+
+
+def test_measures_per_seed_and_the_control_stands_in():
+    rows = []
+    for seed in (0, 1):
+        rows.append({"seed": seed, "criterion": "dense", "mode": "dense", "budget": "dense", "accuracy": 0.80,
+                     "sops": 1000.0, "state_unchanged": 1.0})
+        for criterion, mode, acc, sops in (("ir", "early_stop", 0.79, 600.0), ("ir", "drop", 0.78, 500.0),
+                                           ("random", "early_stop", 0.70, 600.0), ("ir_inverted", "early_stop", 0.60, 600.0)):
+            rows.append({"seed": seed, "criterion": criterion, "mode": mode, "budget": "b48", "accuracy": acc,
+                         "sops": sops, "state_unchanged": 1.0})
+    t = pd.DataFrame(rows)
+    m = E.measure(t, "b48", ["b48"])
+    assert m["k1_acc_minus_dense"] == pytest.approx([-0.01, -0.01]) and m["k1_sops_ratio_to_dense"] == [0.6, 0.6]
+    assert m["k2_ir_minus_random"] == pytest.approx([0.09, 0.09]) and m["k3_early_stop_minus_drop"] == pytest.approx([0.01, 0.01])
+    c = E.measure(E.stand_in(t, E.CONTROLS["inverted_ranking"]), "b48", ["b48"])
+    assert c["k2_ir_minus_random"] == pytest.approx([-0.10, -0.10]) and c["k1_acc_minus_dense"] == pytest.approx([-0.2, -0.2])

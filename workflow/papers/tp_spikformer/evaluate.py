@@ -1,0 +1,75 @@
+"""Collect every seed's pruning sweep, measure each claim's metric per unit (a seed, or a seed x budget), for IR and
+for its negative control (the inverted IR ranking in IR's place), and judge claims.yaml."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from workflow.core import claims as claims_mod
+from workflow.core.io import write_text
+from workflow.core.step import Step
+
+from . import plan
+
+CLAIMS = Path(__file__).with_name("claims.yaml")
+CONTROLS = {"inverted_ranking": {"ir": "ir_inverted"}}  # claims.yaml `controls:`: the criterion each stands in for
+
+
+def measure(t: pd.DataFrame, main_budget: str, low_budgets: list[str]) -> dict[str, list[float]]:
+    """{metric: [value per unit]}; units are seeds (K1, K3, S1) or seed x budget (K2, info)."""
+    out: dict[str, list[float]] = {}
+
+    def add(key, v):
+        if v is not None and v == v:
+            out.setdefault(key, []).append(float(v))
+
+    for seed, g in t.groupby("seed", sort=True):
+        def val(criterion, mode, budget, col="accuracy"):
+            sel = g[g.criterion.eq(criterion) & g["mode"].eq(mode) & g.budget.eq(budget)][col]
+            return float(sel.iloc[0]) if len(sel) else None
+
+        dense, dense_sops = val("dense", "dense", "dense"), val("dense", "dense", "dense", "sops")
+        ir = val("ir", "early_stop", main_budget)
+        if ir is not None:
+            add("k1_acc_minus_dense", ir - dense)
+            add("k1_sops_ratio_to_dense", val("ir", "early_stop", main_budget, "sops") / dense_sops)
+            if (drop := val("ir", "drop", main_budget)) is not None:
+                add("k3_early_stop_minus_drop", ir - drop)
+        for budget in low_budgets:
+            a, r = val("ir", "early_stop", budget), val("random", "early_stop", budget)
+            if a is not None and r is not None:
+                add("k2_ir_minus_random", a - r)
+            for other in ("temporal", "spatial", "magnitude"):
+                o = val(other, "early_stop", budget)
+                if a is not None and o is not None:
+                    add(f"info_ir_minus_{other}", a - o)
+        add("s1_state_unchanged", g.state_unchanged.min())
+        add("info_dense_accuracy", dense)
+    return out
+
+
+def stand_in(t: pd.DataFrame, replace: dict[str, str]) -> pd.DataFrame:
+    control = t[t.criterion.isin(replace.values())].copy()
+    control["criterion"] = control.criterion.map({c: m for m, c in replace.items()})
+    keep = t[~t.criterion.isin(set(replace) | set(replace.values()))]
+    return pd.concat([keep, control], ignore_index=True)
+
+
+def main(argv=None):
+    step = Step("tp_spikformer", "evaluate", __doc__)
+    step.parser.add_argument("--table", type=Path, required=True)
+    step.parser.add_argument("--claims", type=Path, required=True)
+    args, p = step.start(argv)
+    table = pd.concat([pd.read_csv(path) for path in plan.sweep_paths(p)], ignore_index=True)
+    low = [b for b in p["sweep"] if b in p["low_budgets"]]
+    measured = measure(table, p["main_budget"], low)
+    controls = {name: measure(stand_in(table, rep), p["main_budget"], low) for name, rep in CONTROLS.items()}
+    result = claims_mod.check(CLAIMS, measured, args.profile, args.claims, step.log, controls=controls)
+    write_text(args.table, table.to_csv(index=False, float_format="%.6g"))
+    step.finish(metrics=claims_mod.as_metrics(result), artifacts=[args.table, args.claims],
+                outputs=[args.table, args.claims])
+
+
+if __name__ == "__main__":
+    main()

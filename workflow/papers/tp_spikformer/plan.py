@@ -1,0 +1,48 @@
+"""The jobs of this paper, as pure functions of its params (params.yaml: tp_spikformer.plan, tp_spikformer.data).
+
+One base model per seed (trained once, reused by every pruning evaluation of that seed), then one pruning sweep per
+seed: every criterion x mode x budget on the same frozen model.
+"""
+from __future__ import annotations
+
+from workflow.lib.images import fashion_paths
+
+OUT = "results/tp_spikformer"
+
+
+def base_path(seed: int) -> str:
+    return f"{OUT}/base/s{seed}.pt"
+
+
+def sweep_path(seed: int) -> str:
+    return f"{OUT}/sweeps/s{seed}.csv"
+
+
+def sweep_paths(plan: dict) -> list[str]:
+    return [sweep_path(s) for s in plan["seeds"]]
+
+
+def raw_files(data: dict) -> list[str]:
+    if data["source"] != "fashion":
+        return []
+    return [str(p) for split in ("train", "test") for p in fashion_paths(split)]
+
+
+def check(p: dict) -> None:
+    """What the schema cannot say: budgets fit the model's blocks and token grid, and the named budgets exist."""
+    from workflow.core.params import ParamsError
+
+    blocks, grid = p["model"]["blocks"], p["data"]["side"] // 2
+    prune = p["prune"]
+    for name, keep in prune["budgets"].items():
+        if len(keep) != blocks or max(keep) > grid:
+            raise ParamsError(f"tp_spikformer.prune.budgets.{name} = {keep}: it needs one k per block ({blocks}) and "
+                              f"k <= {grid} (the token grid is {grid} x {grid}). Fix: edit the schedule.")
+    unknown = sorted(set(prune["sweep"]) - set(prune["budgets"]))
+    if unknown:
+        raise ParamsError(f"tp_spikformer.prune.sweep names budgets {unknown} that are not in prune.budgets "
+                          f"{sorted(prune['budgets'])}. Fix: define them there or use the names listed.")
+    unswept = sorted({prune["main_budget"], *prune["low_budgets"]} - set(prune["sweep"]))
+    if unswept:
+        raise ParamsError(f"tp_spikformer.prune: the claims' budgets {unswept} are not in prune.sweep "
+                          f"{prune['sweep']}. Fix: add them to the sweep.")

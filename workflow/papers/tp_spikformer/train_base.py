@@ -1,0 +1,34 @@
+"""The dense spiking transformer of one seed, trained once (AdamW, one-cycle) and saved as a tensors-only checkpoint;
+every pruning evaluation of the seed reuses it frozen (the method is training-free)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from workflow.core.io import read_npz, save_state
+from workflow.core.step import Step, seed_everything
+
+from . import methods as M
+
+
+def build(p: dict, classes: int) -> M.SpikingTransformer:
+    return M.SpikingTransformer(p["channels"], p["blocks"], classes, p["steps"])
+
+
+def main(argv=None):
+    step = Step("tp_spikformer", "train_base", __doc__)
+    step.parser.add_argument("--data", type=Path, required=True)
+    step.parser.add_argument("--seed", type=int, required=True)
+    step.parser.add_argument("--out", type=Path, required=True)
+    args, p = step.start(argv)
+    seed_everything(args.seed)
+    d = read_npz(args.data)
+    classes = int(d["y_train"].max()) + 1
+    model = build(p, classes)
+    curves = M.train(model, d["x_train"], d["y_train"], p, args.seed, step.log)
+    acc = M.dense_accuracy(model, d["x_test"], d["y_test"])
+    save_state(args.out, model.state_dict(), {"classes": classes, "test_acc": acc, "seed": args.seed})
+    step.finish(metrics={"dense_test_acc": acc}, curves=curves, outputs=[args.out])
+
+
+if __name__ == "__main__":
+    main()
