@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 import torch
 
+from workflow.core import claims
 from workflow.core.params import ParamsError
 from workflow.papers.mppd_tv import evaluate as E
 from workflow.papers.mppd_tv import methods as M
@@ -125,6 +126,6 @@ def test_measures_are_per_seed_differences_and_the_control_stands_in():
     np.testing.assert_allclose(m["k4_gn_clean_l1_minus_l2"], [-0.01, -0.01])
     np.testing.assert_allclose(m["s2_gn_mppd_l1_ratio_to_plain"], [0.25, 0.25])
     assert "k3_at_l1_minus_plain" not in m  # no AT runs: nothing measured, so the claim is skipped or inconclusive
-    c = E.measure_runs(E.stand_in(table, E.CONTROLS["detached_regulariser"]), 0.1)
+    c = E.measure_runs(claims.stand_in(table, "reg", E.CONTROLS["detached_regulariser"]), 0.1)
     np.testing.assert_allclose(c["k2_gn_l1_minus_plain"], [0.0, 0.0])
     np.testing.assert_allclose(c["s2_gn_mppd_l1_ratio_to_plain"], [1.0, 1.0])

@@ -305,3 +305,14 @@ def as_metrics(result: dict) -> dict:
     s = result["summary"]
     return metrics | {f"{kind}_{v}": s[kind][v] for kind in ("reproduction", "sanity") for v in VERDICTS} | {
         "uncontrolled": s["uncontrolled"], "info": s["info"]}
+
+
+def stand_in(table, column: str, replace: dict[str, str]):
+    """A negative control in its method's place: the (pandas) table with the rows whose `column` names a method of
+    `replace` taken from the rows of its control instead (relabelled); the control keeps its own rows too and the
+    rest is untouched. The evaluate step then measures the control with the method's code and metric names."""
+    import pandas as pd
+
+    kept = table[~table[column].isin(list(replace))]
+    swapped = [table[table[column] == control].assign(**{column: method}) for method, control in replace.items()]
+    return pd.concat([kept, *swapped], ignore_index=True)

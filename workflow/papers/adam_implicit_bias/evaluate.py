@@ -54,16 +54,9 @@ def violations(values: list[float], increasing: bool) -> int:
     return int(np.sum(diffs < 0) if increasing else np.sum(diffs > 0))
 
 
-def stand_in(table: pd.DataFrame, replace: dict[str, str]) -> pd.DataFrame:
-    """The table with each replaced algorithm's rows taken from its stand-in's rows (the stand-in keeps its own too)."""
-    kept = table[~table.algorithm.isin(list(replace))]
-    swapped = [table[table.algorithm == by].assign(algorithm=algo) for algo, by in replace.items()]
-    return pd.concat([kept, *swapped], ignore_index=True)
-
-
 def measure_controls(table: pd.DataFrame) -> dict[str, dict[str, list[float]]]:
     """{control: {claim metric: [value per data set]}}, each from ``measure`` with the control in the method's place."""
-    return {name: measure(stand_in(table, replace)) for name, replace in CONTROLS.items()}
+    return {name: measure(claims_mod.stand_in(table, "algorithm", replace)) for name, replace in CONTROLS.items()}
 
 
 def measure(table: pd.DataFrame) -> dict[str, list[float]]:

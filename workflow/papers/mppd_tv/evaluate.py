@@ -54,14 +54,6 @@ def measure_runs(table: pd.DataFrame, pgd_eps: float) -> dict[str, list[float]]:
     return out
 
 
-def stand_in(table: pd.DataFrame, replace: dict[str, str]) -> pd.DataFrame:
-    """The table with each method's rows dropped and its control's rows relabelled with the method's name."""
-    control = table[table.reg.isin(replace.values())].copy()
-    control["reg"] = control.reg.map({ctrl: meth for meth, ctrl in replace.items()})
-    keep = table[~table.reg.isin(set(replace) | set(replace.values()))]
-    return pd.concat([keep, control], ignore_index=True)
-
-
 def measure_toy(toy: dict, noise: str) -> dict[str, list[float]]:
     """The closed-form checks (one deterministic unit) and, per noise seed, ROF's best MSE over TV-l1's."""
     b = pd.DataFrame(toy["bumps"])
@@ -94,7 +86,7 @@ def main(argv=None):
     k3_eps = max(p["score_eps"])  # spec K3: PGD at the larger budget
     step.log(f"{len(table)} runs; toy with {len(toy['bumps'])} bump rows")
     measured = measure_runs(table, k3_eps) | measure_toy(toy, "impulsive")
-    controls = {name: measure_runs(stand_in(table, replace), k3_eps) for name, replace in CONTROLS.items()}
+    controls = {name: measure_runs(claims_mod.stand_in(table, "reg", replace), k3_eps) for name, replace in CONTROLS.items()}
     controls[TOY_CONTROL] = measure_toy(toy, "gaussian")
     result = claims_mod.check(CLAIMS, measured, args.profile, args.claims, step.log, controls=controls)
     write_text(args.table, table.sort_values(["mode", "reg", "seed"]).to_csv(index=False, float_format="%.6g"))

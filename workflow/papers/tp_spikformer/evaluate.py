@@ -49,13 +49,6 @@ def measure(t: pd.DataFrame, main_budget: str, low_budgets: list[str]) -> dict[s
     return out
 
 
-def stand_in(t: pd.DataFrame, replace: dict[str, str]) -> pd.DataFrame:
-    control = t[t.criterion.isin(replace.values())].copy()
-    control["criterion"] = control.criterion.map({c: m for m, c in replace.items()})
-    keep = t[~t.criterion.isin(set(replace) | set(replace.values()))]
-    return pd.concat([keep, control], ignore_index=True)
-
-
 def main(argv=None):
     step = Step("tp_spikformer", "evaluate", __doc__)
     step.parser.add_argument("--table", type=Path, required=True)
@@ -64,7 +57,7 @@ def main(argv=None):
     table = pd.concat([pd.read_csv(path) for path in plan.sweep_paths(p)], ignore_index=True)
     low = [b for b in p["sweep"] if b in p["low_budgets"]]
     measured = measure(table, p["main_budget"], low)
-    controls = {name: measure(stand_in(table, rep), p["main_budget"], low) for name, rep in CONTROLS.items()}
+    controls = {name: measure(claims_mod.stand_in(table, "criterion", rep), p["main_budget"], low) for name, rep in CONTROLS.items()}
     result = claims_mod.check(CLAIMS, measured, args.profile, args.claims, step.log, controls=controls)
     write_text(args.table, table.to_csv(index=False, float_format="%.6g"))
     step.finish(metrics=claims_mod.as_metrics(result), artifacts=[args.table, args.claims],
