@@ -83,7 +83,7 @@ def main() -> None:
         seconds, _ = sh(snake + ["-n", "--forceall"] + target, repo)  # as a user previews it: every job printed
         print(f"snakemake -n (printing every job): {seconds:.1f} s")
         seed_outputs(repo, args.datasets)
-        sh(snake + ["--touch", "--allowed-rules", "adam_implicit_bias_data", "adam_implicit_bias_train"] + target, repo)
+        sh(snake + target + ["--touch", "--allowed-rules", "adam_implicit_bias_data", "adam_implicit_bias_train"], repo)  # targets first: the list option takes every word after it
         seconds, out = sh(snake + ["--cores", "1"] + target, repo)
         runs = len(plan.run_files(p))
         print(f"evaluate over {runs} runs, through snakemake: {seconds:.1f} s")
