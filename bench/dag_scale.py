@@ -15,6 +15,7 @@ optimisers), then `snakemake --touch` records them as made.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -32,7 +33,8 @@ PROFILE = """adam_implicit_bias:
 
 def sh(cmd: list[str], cwd: Path) -> tuple[float, str]:
     t = time.perf_counter()
-    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    env = dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}")  # the jobs' `python` is the project's
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
     if done.returncode:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
     return time.perf_counter() - t, done.stdout
@@ -83,7 +85,7 @@ def main() -> None:
         seconds, _ = sh(snake + ["-n", "--forceall"] + target, repo)  # as a user previews it: every job printed
         print(f"snakemake -n (printing every job): {seconds:.1f} s")
         seed_outputs(repo, args.datasets)
-        sh(snake + target + ["--touch", "--allowed-rules", "adam_implicit_bias_data", "adam_implicit_bias_train"], repo)  # targets first: the list option takes every word after it
+        sh(snake + target + ["--touch", "--until", "adam_implicit_bias_train"], repo)  # targets first: --until takes a list
         seconds, out = sh(snake + ["--cores", "1"] + target, repo)
         runs = len(plan.run_files(p))
         print(f"evaluate over {runs} runs, through snakemake: {seconds:.1f} s")
