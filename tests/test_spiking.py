@@ -152,3 +152,11 @@ def test_a_balanced_subset_and_the_digits():
     assert len(set(idx)) == 12 and np.bincount(labels[idx]).tolist() == [4, 4, 4]
     x, y = images.digits()
     assert x.shape == (1797, 1, 8, 8) and x.min() == 0 and x.max() == 1 and math.isclose(y.mean(), 4.49, abs_tol=0.02)
+
+
+def test_the_surrogate_gradient_stays_finite_far_below_threshold():
+    """snntorch's sigmoid surrogate gives NaN here (inf / inf); a membrane at -100 must pass a zero gradient."""
+    lif = spiking.LIF(decay=0.5, slope=4.0)
+    x = torch.tensor([[-200.0, -30.0, 0.5]], requires_grad=True)
+    lif(x).sum().backward()
+    assert torch.isfinite(x.grad).all() and x.grad[0, 0] == 0

@@ -4,9 +4,10 @@ the spikes a layer actually receives.
 
 The neuron is snntorch's `Leaky` (the field's library; it installs alone on the pinned CPU torch, where
 spikingjelly pulls a CUDA torch build), set to the papers' hard reset in the same step (`reset_mechanism="zero"`,
-`reset_delay=False`) and the sigmoid surrogate. The two papers' LIF conventions, stable-snn's `u = tau u + I`
-and spikingjelly's `v += (x - v) / tau`, are one update `u_t = decay u_{t-1} + gain I_t` with different
-constants; `LIF` scales the input by `gain` before snntorch's `u = beta u + I`.
+`reset_delay=False`) and a sigmoid surrogate (our own: snntorch's overflows, see SigmoidSurrogate). The two
+papers' LIF conventions, stable-snn's `u = tau u + I` and spikingjelly's `v += (x - v) / tau`, are one update
+`u_t = decay u_{t-1} + gain I_t` with different constants; `LIF` scales the input by `gain` before snntorch's
+`u = beta u + I`.
 
 Shapes: time first, (T, B, ...). A LIF layer keeps no state between calls: every forward starts from u = 0.
 """
@@ -14,8 +15,30 @@ from __future__ import annotations
 
 import snntorch
 import torch
-from snntorch import surrogate
 from torch import nn
+
+
+class SigmoidSurrogate(torch.autograd.Function):
+    """Heaviside step forward (a spike where x > 0); the derivative of sigmoid(k x) backward, computed as
+    k sigma (1 - sigma). snntorch's own sigmoid surrogate writes it as k e^{-kx} / (e^{-kx} + 1)^2, which is inf / inf
+    = NaN once k x < -88 (float32): a membrane far below threshold then poisons every gradient (a spiking
+    transformer went silent after a dozen steps)."""
+
+    @staticmethod
+    def forward(ctx, x, slope):
+        ctx.save_for_backward(x)
+        ctx.slope = slope
+        return (x > 0).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        sig = torch.sigmoid(ctx.slope * x)
+        return grad * ctx.slope * sig * (1 - sig), None
+
+
+def sigmoid_surrogate(slope: float):
+    return lambda x: SigmoidSurrogate.apply(x, slope)
 
 
 class LIF(nn.Module):
@@ -28,7 +51,7 @@ class LIF(nn.Module):
     def __init__(self, decay: float, gain: float = 1.0, v_th: float = 1.0, slope: float = 4.0):
         super().__init__()
         self.decay, self.gain, self.v_th, self.slope = decay, gain, v_th, slope
-        self.neuron = snntorch.Leaky(beta=decay, threshold=v_th, spike_grad=surrogate.sigmoid(slope=slope),
+        self.neuron = snntorch.Leaky(beta=decay, threshold=v_th, spike_grad=sigmoid_surrogate(slope),
                                      reset_mechanism="zero", reset_delay=False)
         self.record, self.currents = False, None
 
