@@ -39,7 +39,6 @@ def main() -> None:
     from workflow.lib.spiking import SOPCounter
     from workflow.papers.tp_spikformer import methods as M
     from workflow.papers.tp_spikformer import plan
-    from workflow.papers.tp_spikformer.train_base import build
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--base", type=Path, default=ROOT / plan.base_path(0))
@@ -52,7 +51,7 @@ def main() -> None:
     torch.set_num_threads(1)
     p = sections(load("default"), ["tp_spikformer.model", "tp_spikformer.prune"])
     ckpt = load_state(args.base)
-    model = build(p["tp_spikformer.model"], ckpt["meta"]["classes"])
+    model = M.build(p["tp_spikformer.model"], ckpt["meta"]["classes"])
     model.load_state_dict(ckpt["state_dict"])
     model.eval()
     x = torch.from_numpy(read_npz(args.data)["x_test"][:args.images])

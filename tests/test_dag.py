@@ -18,7 +18,8 @@ TORCH_STEPS = {
     "workflow.papers.cosa.train_base", "workflow.papers.cosa.tta", "workflow.papers.fairness_pareto.train_base",
     "workflow.papers.lnsp.train_teacher", "workflow.papers.lnsp.extract", "workflow.papers.scsd.train",
     "workflow.papers.soft_qd.run", "workflow.papers.soft_qd.sweep", "workflow.papers.soft_qd.tune",
-    "workflow.papers.stbp.train",
+    "workflow.papers.stbp.train", "workflow.papers.mppd_tv.train", "workflow.papers.tp_spikformer.train_base",
+    "workflow.papers.tp_spikformer.prune",
 }
 
 

@@ -9,6 +9,7 @@ from workflow.core.params import ParamsError
 from workflow.papers.mppd_tv import evaluate as E
 from workflow.papers.mppd_tv import methods as M
 from workflow.papers.mppd_tv import plan
+from workflow.papers.mppd_tv import tv
 
 torch.set_num_threads(1)
 
@@ -80,23 +81,23 @@ def test_training_and_robustness_run_end_to_end_on_a_tiny_set():
 # --- the toy ---------------------------------------------------------------------------------------------------------
 
 def test_the_closed_forms():
-    assert M.rof_height(10, 0.25, 1.0) == pytest.approx(0.2)
-    assert M.rof_height(4, 0.25, 1.0) == 0.0
-    assert M.tv_l1_height(10, 0.25, 3.0) == 3.0 and M.tv_l1_height(6, 0.25, 3.0) == 0.0
+    assert tv.rof_height(10, 0.25, 1.0) == pytest.approx(0.2)
+    assert tv.rof_height(4, 0.25, 1.0) == 0.0
+    assert tv.tv_l1_height(10, 0.25, 3.0) == 3.0 and tv.tv_l1_height(6, 0.25, 3.0) == 0.0
 
 
 def test_bumps_are_isolated_and_the_solvers_meet_the_closed_forms():
-    f, spans = M.bump_signal([4, 12], 1.0, margin=10)
+    f, spans = tv.bump_signal([4, 12], 1.0, margin=10)
     assert [b - a for a, b in spans] == [4, 12] and f.sum() == 16
     assert f[: spans[0][0]].sum() == 0 and f[spans[0][1]: spans[1][0]].sum() == 0  # zeros on both sides
-    l1, l2 = (M.bump_heights(M.tv_denoise(f, 0.25, fid), spans) for fid in ("l1", "l2"))
+    l1, l2 = (tv.bump_heights(tv.tv_denoise(f, 0.25, fid), spans) for fid in ("l1", "l2"))
     assert l1[0] == pytest.approx(0, abs=1e-3) and l1[1] == pytest.approx(1, abs=1e-3)
     assert l2[1] == pytest.approx(1 - 2 / (0.25 * 12), abs=0.01)
 
 
 def test_impulses_hit_the_given_share():
     clean = np.full(10_000, 0.5)
-    f = M.noisy(clean, 0.1, 0.0, np.random.default_rng(0))
+    f = tv.noisy(clean, 0.1, 0.0, np.random.default_rng(0))
     assert 0.09 < np.mean(f != 0.5) < 0.11 and set(f[f != 0.5]) == {0.0, 1.0}  # salt and pepper
 
 

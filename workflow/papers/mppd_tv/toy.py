@@ -9,16 +9,16 @@ import numpy as np
 from workflow.core.io import write_json
 from workflow.core.step import Step
 
-from . import methods as M
+from . import tv
 
 
 def bumps(p: dict) -> list[dict]:
     """One row per (height, width, fidelity): the recovered height and the closed form's."""
     rows = []
     for height in p["heights"]:
-        f, spans = M.bump_signal(p["widths"], height)
-        for fidelity, closed in (("l1", M.tv_l1_height), ("l2", M.rof_height)):
-            got = M.bump_heights(M.tv_denoise(f, p["lam"], fidelity), spans)
+        f, spans = tv.bump_signal(p["widths"], height)
+        for fidelity, closed in (("l1", tv.tv_l1_height), ("l2", tv.rof_height)):
+            got = tv.bump_heights(tv.tv_denoise(f, p["lam"], fidelity), spans)
             rows += [{"height": height, "width": w, "fidelity": fidelity, "recovered": h,
                       "closed_form": closed(w, p["lam"], height)} for w, h in zip(p["widths"], got)]
     return rows
@@ -29,12 +29,12 @@ def denoising(p: dict) -> list[dict]:
     rows = []
     for seed in p["noise_seeds"]:
         rng = np.random.default_rng(seed)
-        clean = M.piecewise_signal(p["n"], p["pieces"], rng)
+        clean = tv.piecewise_signal(p["n"], p["pieces"], rng)
         for kind, impulses in (("impulsive", p["impulse_frac"]), ("gaussian", 0.0)):
-            f = M.noisy(clean, impulses, p["gauss_std"], np.random.default_rng([seed, int(impulses > 0)]))
+            f = tv.noisy(clean, impulses, p["gauss_std"], np.random.default_rng([seed, int(impulses > 0)]))
             row = {"seed": seed, "noise": kind}
             for fidelity in ("l1", "l2"):
-                row[f"mse_{fidelity}"], row[f"lam_{fidelity}"] = M.best_lambda_mse(clean, f, fidelity, p["lams"])
+                row[f"mse_{fidelity}"], row[f"lam_{fidelity}"] = tv.best_lambda_mse(clean, f, fidelity, p["lams"])
             rows.append(row)
     return rows
 

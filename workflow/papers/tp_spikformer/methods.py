@@ -102,6 +102,11 @@ class SpikingTransformer(nn.Module):
         return self.classify(x)
 
 
+def build(p: dict, classes: int) -> SpikingTransformer:
+    """The model of the params section `tp_spikformer.model` (channels, blocks, steps)."""
+    return SpikingTransformer(p["channels"], p["blocks"], classes, p["steps"])
+
+
 # --- scores and the pruned forward ---------------------------------------------------------------------------------
 
 def temporal_score(x: torch.Tensor) -> torch.Tensor:

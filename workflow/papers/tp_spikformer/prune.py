@@ -15,7 +15,6 @@ from workflow.core.step import Step
 from workflow.lib.spiking import SOPCounter
 
 from . import methods as M
-from .train_base import build
 
 ENERGY_PJ_PER_SOP = 0.9  # 45 nm accumulate, the SNN papers' convention (spec 6.3)
 
@@ -59,7 +58,7 @@ def main(argv=None):
     args, p = step.start(argv)
     d = read_npz(args.data)
     ckpt = load_state(args.base)
-    model = build(p, ckpt["meta"]["classes"])
+    model = M.build(p, ckpt["meta"]["classes"])
     model.load_state_dict(ckpt["state_dict"])
     before = M.state_hash(model)
     x, y = torch.from_numpy(d["x_test"]), torch.from_numpy(d["y_test"])

@@ -10,10 +10,6 @@ from workflow.core.step import Step, seed_everything
 from . import methods as M
 
 
-def build(p: dict, classes: int) -> M.SpikingTransformer:
-    return M.SpikingTransformer(p["channels"], p["blocks"], classes, p["steps"])
-
-
 def main(argv=None):
     step = Step("tp_spikformer", "train_base", __doc__)
     step.parser.add_argument("--data", type=Path, required=True)
@@ -23,7 +19,7 @@ def main(argv=None):
     seed_everything(args.seed)
     d = read_npz(args.data)
     classes = int(d["y_train"].max()) + 1
-    model = build(p, classes)
+    model = M.build(p, classes)
     curves = M.train(model, d["x_train"], d["y_train"], p, args.seed, step.log)
     acc = M.dense_accuracy(model, d["x_test"], d["y_test"])
     save_state(args.out, model.state_dict(), {"classes": classes, "test_acc": acc, "seed": args.seed})
