@@ -46,6 +46,25 @@ def fashion(images_path, labels_path, per_class: int, rng: np.random.Generator) 
     return (x[idx].astype(np.float32) / 255.0)[:, None], y[idx]
 
 
+def fashion_splits(raw, train_per_class: int, test_per_class: int, rng: np.random.Generator) -> dict:
+    """Balanced subsets of both Fashion-MNIST splits from the fetched files `raw` (the four data/raw/fashion_*.idx):
+    {x_train, y_train, x_test, y_test}, the training split drawn first."""
+    by_name = {Path(f).stem: f for f in raw}
+    out = {}
+    for split, per_class in (("train", train_per_class), ("test", test_per_class)):
+        x, y = fashion(by_name[f"fashion_{split}_images"], by_name[f"fashion_{split}_labels"], per_class, rng)
+        out[f"x_{split}"], out[f"y_{split}"] = x, y
+    return out
+
+
+def digits_split(test: int, rng: np.random.Generator) -> dict:
+    """The 8x8 digits split at random into `test` test images and the rest for training."""
+    x, y = digits()
+    idx = rng.permutation(len(y))
+    te, tr = idx[:test], idx[test:]
+    return {"x_train": x[tr], "y_train": y[tr], "x_test": x[te], "y_test": y[te]}
+
+
 def digits() -> tuple[np.ndarray, np.ndarray]:
     """scikit-learn's 1,797 8x8 digits (bundled with the installed package): (x (n, 1, 8, 8) in [0, 1], y)."""
     from sklearn.datasets import load_digits

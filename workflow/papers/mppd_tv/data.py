@@ -11,32 +11,16 @@ from workflow.core.step import Step
 from workflow.lib import images
 
 
-def fashion(raw: list[Path], train_per_class: int, test_per_class: int, seed: int) -> dict:
-    by_name = {p.stem: p for p in raw}
-    rng = np.random.default_rng(seed)
-    out = {}
-    for split, per_class in (("train", train_per_class), ("test", test_per_class)):
-        x, y = images.fashion(by_name[f"fashion_{split}_images"], by_name[f"fashion_{split}_labels"], per_class, rng)
-        out[f"x_{split}"], out[f"y_{split}"] = x, y
-    return out
-
-
-def digits(test: int, seed: int) -> dict:
-    x, y = images.digits()
-    idx = np.random.default_rng(seed).permutation(len(y))
-    te, tr = idx[:test], idx[test:]
-    return {"x_train": x[tr], "y_train": y[tr], "x_test": x[te], "y_test": y[te]}
-
-
 def main(argv=None):
     step = Step("mppd_tv", "data", __doc__)
     step.parser.add_argument("--raw", type=Path, nargs="*", default=[])
     step.parser.add_argument("--out", type=Path, required=True)
     args, p = step.start(argv)
+    rng = np.random.default_rng(p["seed"])
     if p["source"] == "fashion":
-        d = fashion(args.raw, p["train_per_class"], p["test_per_class"], p["seed"])
+        d = images.fashion_splits(args.raw, p["train_per_class"], p["test_per_class"], rng)
     else:
-        d = digits(p["digits_test"], p["seed"])
+        d = images.digits_split(p["digits_test"], rng)
     write_npz(args.out, **d)
     step.finish(metrics={"n_train": len(d["y_train"]), "n_test": len(d["y_test"]),
                          "pixels": int(np.prod(d["x_train"].shape[1:]))}, outputs=[args.out])

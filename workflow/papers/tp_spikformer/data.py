@@ -29,17 +29,10 @@ def main(argv=None):
     args, p = step.start(argv)
     rng = np.random.default_rng(p["seed"])
     if p["source"] == "fashion":
-        by_name = {f.stem: f for f in args.raw}
-        d = {}
-        for split, per_class in (("train", p["train_per_class"]), ("test", p["test_per_class"])):
-            x, y = images.fashion(by_name[f"fashion_{split}_images"], by_name[f"fashion_{split}_labels"], per_class, rng)
-            d[f"x_{split}"], d[f"y_{split}"] = resize(x, p["side"]), y
+        d = images.fashion_splits(args.raw, p["train_per_class"], p["test_per_class"], rng)
     else:
-        x, y = images.digits()
-        idx = rng.permutation(len(y))
-        te, tr = idx[:p["digits_test"]], idx[p["digits_test"]:]
-        x = resize(x, p["side"])
-        d = {"x_train": x[tr], "y_train": y[tr], "x_test": x[te], "y_test": y[te]}
+        d = images.digits_split(p["digits_test"], rng)
+    d["x_train"], d["x_test"] = resize(d["x_train"], p["side"]), resize(d["x_test"], p["side"])
     write_npz(args.out, **d)
     step.finish(metrics={"n_train": len(d["y_train"]), "n_test": len(d["y_test"])}, outputs=[args.out])
 
