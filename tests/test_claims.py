@@ -165,6 +165,23 @@ def test_a_declared_skip_is_inconclusive_with_its_reason():
         evaluate(s, {}, "default")
 
 
+def test_a_closed_gate_makes_its_dependent_claims_inconclusive_and_names_itself():
+    gate = claim("K0", checks=[chk(metric="learnt", thr=0.4)], units=3)
+    comparison = claim("K1", kind="reproduction", checks=[chk(metric="gap", thr=0.1)], units=3, control="broken",
+                       requires=["K0"])
+    s = spec(gate, comparison, controls=CONTROLS)
+    controls = {"broken": {"gap": [0.0, 0.01, 0.02]}}
+    passed, closed = ({"learnt": learnt, "gap": [0.3, 0.35, 0.32]} for learnt in ([0.8, 0.82, 0.79], [0.2, 0.21, 0.22]))
+    k1 = evaluate(s, passed, "default", controls)["claims"][1]
+    assert k1["verdict"] == "pass" and "gated_by" not in k1
+    out = evaluate(s, closed, "default", controls)
+    k1 = out["claims"][1]
+    assert k1["verdict"] == "inconclusive" and k1["gated_by"] == {"K0": "fail"} and k1["ungated_verdict"] == "pass"
+    assert out["summary"]["reproduction"]["inconclusive"] == 1
+    inconclusive_gate = {"learnt": [0.2, 0.9, 0.4], "gap": [0.3, 0.35, 0.32]}  # the interval straddles 0.4
+    assert evaluate(s, inconclusive_gate, "default", controls)["claims"][1]["gated_by"] == {"K0": "inconclusive"}
+
+
 @pytest.mark.parametrize("mutate, message", [
     (lambda s: s["claims"][0].pop("kind"), "'kind' is a required property"),
     (lambda s: s["claims"][0].update(kind="reproducton"), "claims.0.kind"),
@@ -176,6 +193,8 @@ def test_a_declared_skip_is_inconclusive_with_its_reason():
     (lambda s: s["claims"].append(copy.deepcopy(s["claims"][0])), "claim id A appears twice"),
     (lambda s: s.update(controls=CONTROLS), "control 'broken' is declared but no claim uses it"),
     (lambda s: s["claims"][0].update(kind="info", no_control="info claims are not judged at all"), "no control"),
+    (lambda s: s["claims"][0].update(requires=["A"]), "requires claim 'A', which is not a claim written before it"),
+    (lambda s: s["claims"][0].update(requires=["Z"]), "requires claim 'Z'"),
 ])
 def test_claims_yaml_problems_are_named(mutate, message):
     s = spec(claim("A"))

@@ -26,6 +26,12 @@ a check, with x the aggregate, n the number of units and [lo, hi] the 95 % t-int
      the comparator (a zero-spread value is decided).
 A claim passes when all its checks pass, fails when any fails, and is inconclusive otherwise.
 
+Gates: a claim may state ``requires: [<id>, ...]``, claims written before it in the file whose pass is a
+prerequisite of judging it (a spec's "the baseline must learn the task first"; typically a sanity claim). When a
+required claim does not pass, the claim is inconclusive whatever its checks say, with the gate named in
+``gated_by`` and its own verdict kept in ``ungated_verdict``: a comparison between models that did not learn is
+never silently passed (or failed).
+
 No silent misses: claims.yaml is validated (workflow/schemas/claims.schema.yaml plus the rules below) before
 any job runs, and a metric that a check names but evaluate did not produce is an error naming the paper, the
 claim and the metric, unless the claim (or check) declares ``skip: {<profile>: <reason>}``.
@@ -88,6 +94,10 @@ def problems(spec: dict, where: str) -> list[str]:
         if claim["kind"] == "reproduction" and not ("control" in claim or "no_control" in claim):
             out.append(f"{where}: reproduction claim {cid} names no control: add `control: <name>` (a run with the "
                        "paper's mechanism removed or broken) or `no_control: <why none can exist>`")
+        for gate in claim.get("requires", []):
+            if gate not in seen or gate == cid:
+                out.append(f"{where}: claim {cid} requires claim '{gate}', which is not a claim written before it "
+                           "(a gate comes first in claims.yaml)")
         if claim["kind"] == "info" and ("control" in claim or "no_control" in claim):
             out.append(f"{where}: claim {cid} is of kind info: info claims are not judged, so they have no control")
     unused = set(controls) - {c.get("control") for c in spec["claims"]}
@@ -252,10 +262,15 @@ def evaluate(spec: dict, measured: dict, profile: str, controls: dict | None = N
     """
     controls = controls or {}
     where = f"paper {spec['paper']['slug']}"
-    claims, missing = [], []
+    claims, missing, verdicts = [], [], {}
     for claim in spec["claims"]:
         verdict, checks = judge(claim, measured, profile, missing, where)
         row = {k: claim.get(k) for k in ("id", "kind", "statement", "paper_value", "source", "why")}
+        closed = {gate: verdicts[gate] for gate in claim.get("requires", []) if verdicts.get(gate) != "pass"}
+        if closed and claim["kind"] != "info":
+            row |= {"gated_by": closed, "ungated_verdict": verdict}
+            verdict = "inconclusive"
+        verdicts[claim["id"]] = verdict
         row |= {"verdict": "info" if claim["kind"] == "info" else verdict, "checks": checks,
                 "measured": checks[0].get("value")}
         if claim["kind"] == "reproduction" or "control" in claim:  # a sanity check may show it catches a fault
@@ -287,7 +302,9 @@ def check(claims_yaml, measured: dict, profile: str, out, log=print, controls: d
         control = c.get("control", {})
         shown = f"; control {control['name']}: {control['verdict']}" if "verdict" in control else ""
         flag = {"reproduction": " [uncontrolled]", "sanity": " [the faulty variant was not caught]"}
-        log(f"claim {c['id']} ({c['kind']}): {c['verdict']} (first check: {c['measured']}){shown}"
+        gated = "".join(f"; gate {g} did not pass ({v}), would be {c['ungated_verdict']}"
+                        for g, v in c.get("gated_by", {}).items())
+        log(f"claim {c['id']} ({c['kind']}): {c['verdict']} (first check: {c['measured']}){shown}{gated}"
             + (flag[c["kind"]] if c.get("uncontrolled") else ""))
     return result
 

@@ -27,6 +27,8 @@ def claim_rows(paper: str, claims: dict) -> list[dict]:
     for c in claims["claims"]:
         control = c.get("control") or {}
         control_checks = control.get("checks", [])
+        gated = "; ".join(f"gate {g} did not pass ({v}): inconclusive, its checks alone say {c['ungated_verdict']}"
+                          for g, v in c.get("gated_by", {}).items())
         for i, chk in enumerate(c["checks"]):
             ctl = control_checks[i] if i < len(control_checks) else {}
             rows.append({"paper": paper, "claim": c["id"], "kind": c["kind"], "verdict": c["verdict"],
@@ -34,7 +36,8 @@ def claim_rows(paper: str, claims: dict) -> list[dict]:
                          "metric": chk["metric"], "criterion": f"{chk['aggregate']} {chk['op']} {chk['threshold']:g}",
                          "ours": chk.get("value"), "n": chk["n"],
                          "spread": (f"[{chk['min']:.4g}, {chk['max']:.4g}] n={chk['n']}" if "min" in chk else f"n={chk['n']}"),
-                         "check_verdict": chk["verdict"], "rule": chk.get("rule", ""), "why": chk.get("why", ""),
+                         "check_verdict": chk["verdict"], "rule": chk.get("rule", ""),
+                         "why": "; ".join(filter(None, [gated if i == 0 else "", chk.get("why", "")])),
                          "control": control.get("name", "") if i == 0 else "", "control_value": ctl.get("value"), "control_frac_pass": ctl.get("frac_pass"),
                          "control_verdict": ctl.get("verdict", ""),
                          "uncontrolled": c.get("uncontrolled_why", "") if i == 0 and c.get("uncontrolled") else "",
