@@ -1,0 +1,124 @@
+# HEX: test-time voting over semi-AR block schedules of a diffusion LM (spec: shared/papers/hex.md).
+# problems -> one masked-diffusion model per seed (trained once) -> every decoder per seed -> votes + claims -> figures
+localrules: hex, hex_evaluate, hex_plot
+
+
+from workflow.core.params import ParamsError
+from workflow.papers.hex import plan as hex_plan
+
+HEX = PARAMS["hex"]
+HEX_OUT = hex_plan.OUT
+try:
+    hex_plan.check(HEX)
+except ParamsError as err:
+    raise WorkflowError(str(err)) from None
+FIGURES["hex"] = HEX_FIGURES = expand(f"{HEX_OUT}/figures/{{fig}}.png",
+                                      fig=["fig1_accuracy", "fig_collapse", "fig_scaling", "fig_experts"])
+
+
+rule hex:
+    input:
+        "results/hex/tracking.json",  # claims, figures, and every job logged to MLflow
+        f"{HEX_OUT}/claims.json",
+        HEX_FIGURES,
+
+
+rule hex_data:
+    input:
+        code=code("hex", "data"),
+        params=reads("hex.data"),
+    output:
+        f"{HEX_OUT}/data/problems.json",
+    log:
+        **logs("hex", "data"),
+    benchmark:
+        bench("hex", "data")
+    threads: 1
+    resources:
+        **measured("hex_data"),
+    shell:
+        step("papers.hex.data", "--out {output:q}")
+
+
+rule hex_train:
+    input:
+        problems=f"{HEX_OUT}/data/problems.json",
+        code=code("hex", "train"),
+        params=reads("hex.data", "hex.model", "hex.train"),
+    output:
+        hex_plan.model_path("{seed}"),
+    log:
+        **logs("hex", "train", "s{seed}"),
+    benchmark:
+        bench("hex", "train", "s{seed}")
+    threads: 1
+    resources:
+        **measured("hex_train"),
+    shell:
+        step("papers.hex.train", "--problems {input.problems:q} --seed {wildcards.seed} --out {output:q}")
+
+
+rule hex_decode:
+    input:
+        problems=f"{HEX_OUT}/data/problems.json",
+        model=hex_plan.model_path("{seed}"),
+        code=code("hex", "decode"),
+        params=reads("hex.model", "hex.decode"),
+    output:
+        decodes=hex_plan.decodes_path("{seed}"),
+        eos=hex_plan.eos_path("{seed}"),
+    log:
+        **logs("hex", "decode", "s{seed}"),
+    benchmark:
+        bench("hex", "decode", "s{seed}")
+    threads: 1
+    resources:
+        **measured("hex_decode"),
+    shell:
+        step("papers.hex.decode", "--problems {input.problems:q} --model {input.model:q} --seed {wildcards.seed} "
+             "--out {output.decodes:q} --eos {output.eos:q}")
+
+
+rule hex_evaluate:
+    input:
+        decodes=hex_plan.decodes_paths(HEX["plan"]),
+        claims="workflow/papers/hex/claims.yaml",
+        code=code("hex", "evaluate"),
+        params=reads("hex.decode", "hex.plan"),  # the plan: which decodes exist
+    output:
+        main=f"{HEX_OUT}/main_table.csv",
+        table=f"{HEX_OUT}/decoders.csv",
+        scaling=f"{HEX_OUT}/scaling.csv",
+        claims=f"{HEX_OUT}/claims.json",
+    log:
+        **logs("hex", "evaluate"),
+    benchmark:
+        bench("hex", "evaluate")
+    threads: 1
+    resources:
+        **measured("hex_evaluate"),
+    shell:
+        step("papers.hex.evaluate", "--main {output.main:q} --table {output.table:q} --scaling {output.scaling:q} "
+             "--claims {output.claims:q}")
+
+
+rule hex_plot:
+    input:
+        main=f"{HEX_OUT}/main_table.csv",
+        table=f"{HEX_OUT}/decoders.csv",
+        scaling=f"{HEX_OUT}/scaling.csv",
+        eos=hex_plan.eos_paths(HEX["plan"]),
+        code=code("hex", "plot"),
+        params=reads("hex.plan"),
+    output:
+        HEX_FIGURES,
+    log:
+        **logs("hex", "plot"),
+    benchmark:
+        bench("hex", "plot")
+    threads: 1
+    resources:
+        **measured("hex_plot"),
+    shell:
+        step("papers.hex.plot", "--main {input.main:q} --table {input.table:q} --scaling {input.scaling:q} "
+             "--figures {output:q}")

@@ -1,0 +1,147 @@
+"""A tiny transformer language model that learns on a CPU in minutes, shared by the language-model papers (hex,
+and the planned refusion and code_reasoning): rotary positions, causal or bidirectional attention, and a KV cache
+that can crop, append and select (its tokenizer: workflow/lib/tokenizer.py).
+
+Positions are explicit (`positions`, one id per token): a model sees tokens at their *original* positions whatever
+order they are fed in (ReFusion reorders slots), and causal attention is by position (a token attends to the
+keys at positions <= its own), not by order in the tensor. Rotary embeddings (RoPE) rather than learned absolute
+positions: a 3-layer model with learned positions learned the format of the arithmetic chains but not the
+arithmetic (the specs' calibration, shared/papers/hex.md section 7.8).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+@dataclass(frozen=True)
+class Config:
+    vocab: int
+    d: int = 64
+    layers: int = 3
+    heads: int = 4
+    causal: bool = False
+    max_positions: int = 512  # the rotary table's length
+
+
+def rotary_table(max_positions: int, head_dim: int, base: float = 10000.0) -> tuple[torch.Tensor, torch.Tensor]:
+    inv = 1.0 / base ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim)
+    angles = torch.outer(torch.arange(max_positions, dtype=torch.float32), inv)
+    return angles.cos(), angles.sin()
+
+
+def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """RoPE on (B, H, L, dh) with cos/sin of shape (B, 1, L, dh/2): pairs (x1, x2) of the two halves rotated."""
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
+
+
+class KVCache:
+    """Keys, values and their positions per layer, (B, H, L, dh) and (B, L). `append` adds a forward's keys (the
+    model calls it), `crop` keeps the first n entries (drop unverified drafts), `select` keeps batch rows."""
+
+    def __init__(self, layers: int):
+        self.k: list[torch.Tensor | None] = [None] * layers
+        self.v: list[torch.Tensor | None] = [None] * layers
+        self.positions: torch.Tensor | None = None
+
+    def __len__(self) -> int:
+        return 0 if self.positions is None else self.positions.shape[1]
+
+    def append(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.k[layer] is not None:
+            k, v = torch.cat([self.k[layer], k], dim=2), torch.cat([self.v[layer], v], dim=2)
+        self.k[layer], self.v[layer] = k, v
+        return k, v
+
+    def append_positions(self, positions: torch.Tensor) -> None:
+        self.positions = positions if self.positions is None else torch.cat([self.positions, positions], dim=1)
+
+    def crop(self, n: int) -> None:
+        self.k = [None if k is None else k[:, :, :n] for k in self.k]
+        self.v = [None if v is None else v[:, :, :n] for v in self.v]
+        self.positions = None if self.positions is None else self.positions[:, :n]
+
+    def select(self, rows: torch.Tensor) -> None:
+        self.k = [None if k is None else k[rows] for k in self.k]
+        self.v = [None if v is None else v[rows] for v in self.v]
+        self.positions = None if self.positions is None else self.positions[rows]
+
+
+class Block(nn.Module):
+    """Pre-LN attention + MLP."""
+
+    def __init__(self, c: Config):
+        super().__init__()
+        self.heads, self.causal = c.heads, c.causal
+        self.ln1, self.ln2 = nn.LayerNorm(c.d), nn.LayerNorm(c.d)
+        self.qkv, self.proj = nn.Linear(c.d, 3 * c.d), nn.Linear(c.d, c.d)
+        self.mlp = nn.Sequential(nn.Linear(c.d, 4 * c.d), nn.GELU(), nn.Linear(4 * c.d, c.d))
+
+    def forward(self, x, cos, sin, positions, layer: int, cache: KVCache | None, key_positions):
+        B, L, D = x.shape
+        q, k, v = self.qkv(self.ln1(x)).view(B, L, 3, self.heads, D // self.heads).permute(2, 0, 3, 1, 4)
+        q, k = rotate(q, cos, sin), rotate(k, cos, sin)
+        if cache is not None:
+            k, v = cache.append(layer, k, v)
+        mask = None
+        if self.causal:  # by position, not by order: a query sees keys at positions <= its own
+            mask = (key_positions[:, None, :] <= positions[:, :, None])[:, None]
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        x = x + self.proj(y.transpose(1, 2).reshape(B, L, D))
+        return x + self.mlp(self.ln2(x))
+
+
+class TinyLM(nn.Module):
+    def __init__(self, c: Config):
+        super().__init__()
+        if (c.d // c.heads) % 2:
+            raise ValueError(f"d / heads = {c.d // c.heads} must be even for rotary embeddings")
+        self.config = c
+        self.embed = nn.Embedding(c.vocab, c.d)
+        self.blocks = nn.ModuleList(Block(c) for _ in range(c.layers))
+        self.ln = nn.LayerNorm(c.d)
+        self.head = nn.Linear(c.d, c.vocab, bias=False)
+        cos, sin = rotary_table(c.max_positions, c.d // c.heads)
+        self.register_buffer("cos", cos, persistent=False)
+        self.register_buffer("sin", sin, persistent=False)
+
+    def forward(self, tokens: torch.Tensor, positions: torch.Tensor | None = None,
+                cache: KVCache | None = None) -> torch.Tensor:
+        """Logits (B, L, vocab). positions: (B, L) or (L,); by default the next L positions (0.. without a cache,
+        len(cache).. with one: plain left-to-right decoding). With a cache, this forward's keys are appended to it."""
+        B, L = tokens.shape
+        if positions is None:
+            start = len(cache) if cache is not None else 0
+            positions = torch.arange(start, start + L, device=tokens.device)
+        positions = positions.expand(B, L) if positions.dim() == 1 else positions
+        if int(positions.max()) >= self.config.max_positions:
+            raise ValueError(f"position {int(positions.max())} beyond the rotary table ({self.config.max_positions})")
+        cos, sin = self.cos[positions][:, None], self.sin[positions][:, None]
+        if cache is not None:
+            cache.append_positions(positions)
+            key_positions = cache.positions
+        else:
+            key_positions = positions
+        x = self.embed(tokens)
+        for i, block in enumerate(self.blocks):
+            x = block(x, cos, sin, positions, i, cache, key_positions)
+        return self.head(self.ln(x))
+
+
+def parameter_count(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def warmup_cosine(optimizer, warmup: int, total: int) -> torch.optim.lr_scheduler.LambdaLR:
+    """Linear warm-up over `warmup` steps, then cosine decay to zero at `total` (the specs' schedule)."""
+    import math
+
+    def factor(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / warmup
+        return 0.5 * (1 + math.cos(math.pi * min(1.0, (step - warmup) / max(1, total - warmup))))
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
