@@ -40,16 +40,30 @@ def test_crop_and_select_keep_the_cache_consistent():
         assert cache.k[0].shape[0] == 2 and cache.positions.shape == (2, 8)
 
 
-def test_causal_attention_is_by_position_not_by_order():
-    """Tokens fed in a shuffled order with their original positions give the same logits per token (what lets
-    ReFusion put decoded slots first)."""
-    m = model(causal=True)
+def test_positions_only_rotate_so_a_shift_changes_nothing():
+    """RoPE scores depend on position differences only: the same tokens at positions shifted by a constant give
+    the same logits (causal and bidirectional), and positions that are not a shift do change them."""
     tokens = torch.randint(0, 12, (2, 7))
-    order = torch.tensor([3, 0, 6, 1, 5, 2, 4])
+    for causal in (True, False):
+        m = model(causal=causal)
+        with torch.no_grad():
+            torch.testing.assert_close(m(tokens, positions=torch.arange(7) + 40), m(tokens), atol=1e-5, rtol=0)
+            assert not torch.allclose(m(tokens, positions=torch.tensor([3, 0, 6, 1, 5, 2, 4])), m(tokens), atol=1e-3)
+
+
+def test_causal_attention_is_by_order_so_moved_tokens_stay_visible():
+    """ReFusion's layout: tokens fed out of position order keep their position ids, and attention is causal over
+    the order fed. In one layer, the last token fed sees every earlier one, whatever their positions, as a set: its
+    logits do not depend on the order of the earlier ones (deeper layers would: the earlier tokens' own states do)."""
+    m = model(causal=True, layers=1)
+    tokens = torch.randint(0, 12, (1, 6))
+    positions = torch.tensor([4, 5, 0, 1, 2, 3])  # two later slots first, then the earlier ones
+    swapped = torch.tensor([2, 3, 0, 1, 4, 5])  # the first four fed in another order, the last two kept
     with torch.no_grad():
-        straight = m(tokens)
-        shuffled = m(tokens[:, order], positions=order)
-    torch.testing.assert_close(shuffled, straight[:, order], atol=1e-5, rtol=0)
+        a = m(tokens, positions=positions)
+        b = m(tokens[:, swapped], positions=positions[swapped])
+    torch.testing.assert_close(a[:, -1], b[:, -1], atol=1e-5, rtol=0)
+    assert not torch.allclose(a[:, 0], b[:, 0], atol=1e-3)  # the first token fed sees only itself
 
 
 def test_bidirectional_attention_sees_the_future_and_causal_does_not():

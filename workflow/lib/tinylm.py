@@ -2,9 +2,11 @@
 and the planned refusion and code_reasoning): rotary positions, causal or bidirectional attention, and a KV cache
 that can crop, append and select (its tokenizer: workflow/lib/tokenizer.py).
 
-Positions are explicit (`positions`, one id per token): a model sees tokens at their *original* positions whatever
-order they are fed in (ReFusion reorders slots), and causal attention is by position (a token attends to the
-keys at positions <= its own), not by order in the tensor. Rotary embeddings (RoPE) rather than learned absolute
+Positions are explicit (`positions`, one id per token) and only rotate queries and keys: a model sees tokens at
+their *original* positions whatever order they are fed in, while causal attention is by order in the sequence (the
+cache's entries, then this forward's tokens, each attending to itself and everything before it). That is what
+ReFusion needs: decoded slots moved before the masked ones keep their position ids, and every later token attends
+to all of them, so the cache is reused whole. Rotary embeddings (RoPE) rather than learned absolute
 positions: a 3-layer model with learned positions learned the format of the arithmetic chains but not the
 arithmetic (the specs' calibration, shared/papers/hex.md section 7.8).
 """
@@ -80,15 +82,16 @@ class Block(nn.Module):
         self.qkv, self.proj = nn.Linear(c.d, 3 * c.d), nn.Linear(c.d, c.d)
         self.mlp = nn.Sequential(nn.Linear(c.d, 4 * c.d), nn.GELU(), nn.Linear(4 * c.d, c.d))
 
-    def forward(self, x, cos, sin, positions, layer: int, cache: KVCache | None, key_positions):
+    def forward(self, x, cos, sin, layer: int, cache: KVCache | None):
         B, L, D = x.shape
         q, k, v = self.qkv(self.ln1(x)).view(B, L, 3, self.heads, D // self.heads).permute(2, 0, 3, 1, 4)
         q, k = rotate(q, cos, sin), rotate(k, cos, sin)
         if cache is not None:
             k, v = cache.append(layer, k, v)
         mask = None
-        if self.causal:  # by position, not by order: a query sees keys at positions <= its own
-            mask = (key_positions[:, None, :] <= positions[:, :, None])[:, None]
+        if self.causal:  # by order: query i of this forward sees the cached keys and this forward's keys 0..i
+            before = k.shape[2] - L
+            mask = torch.ones(L, k.shape[2], dtype=torch.bool).tril(diagonal=before)
         y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
         x = x + self.proj(y.transpose(1, 2).reshape(B, L, D))
         return x + self.mlp(self.ln2(x))
@@ -122,12 +125,9 @@ class TinyLM(nn.Module):
         cos, sin = self.cos[positions][:, None], self.sin[positions][:, None]
         if cache is not None:
             cache.append_positions(positions)
-            key_positions = cache.positions
-        else:
-            key_positions = positions
         x = self.embed(tokens)
         for i, block in enumerate(self.blocks):
-            x = block(x, cos, sin, positions, i, cache, key_positions)
+            x = block(x, cos, sin, i, cache)
         return self.head(self.ln(x))
 
 
