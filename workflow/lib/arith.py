@@ -46,16 +46,21 @@ def problem(rng: np.random.Generator, min_ops: int = 2, max_ops: int = 5) -> tup
     return f"a={start}," + ",".join(ops) + "?", ",".join(steps) + f"#{value}"
 
 
-def problems(seed: int, n: int, min_ops: int = 2, max_ops: int = 5, exclude: frozenset = frozenset()) -> list[tuple[str, str]]:
-    """n distinct problems from a seeded stream, none of whose prompts is in `exclude` (the test set, when drawing
-    a validation set or training batches)."""
+def distinct(draw, seed: int, n: int, exclude: frozenset = frozenset()) -> list[tuple[str, str]]:
+    """n problems of a generator `draw(rng) -> (prompt, response)` with distinct prompts, none in `exclude` (the
+    test set, when drawing a validation set)."""
     rng, out, seen = np.random.default_rng(seed), [], set(exclude)
     while len(out) < n:
-        prompt, response = problem(rng, min_ops, max_ops)
+        prompt, response = draw(rng)
         if prompt not in seen:
             seen.add(prompt)
             out.append((prompt, response))
     return out
+
+
+def problems(seed: int, n: int, min_ops: int = 2, max_ops: int = 5, exclude: frozenset = frozenset()) -> list[tuple[str, str]]:
+    """n distinct chains from a seeded stream (see distinct)."""
+    return distinct(lambda rng: problem(rng, min_ops, max_ops), seed, n, exclude)
 
 
 def solve(prompt: str) -> int:

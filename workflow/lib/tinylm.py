@@ -131,6 +131,14 @@ class TinyLM(nn.Module):
         return self.head(self.ln(x))
 
 
+def next_token_loss(model: TinyLM, prompt: torch.Tensor, response: torch.Tensor) -> torch.Tensor:
+    """The autoregressive objective on the response only: mean -log p(y_t | prompt, y_<t) over its G tokens
+    (its <eos> padding included, so the model learns to stop)."""
+    P = prompt.shape[1]
+    logits = model(torch.cat([prompt, response[:, :-1]], dim=1))[:, P - 1:]
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), response.reshape(-1))
+
+
 def parameter_count(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters())
 
