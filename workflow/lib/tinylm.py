@@ -143,6 +143,29 @@ def parameter_count(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
+def fit(model: nn.Module, batch_loss, p: dict, curve) -> float:
+    """The tiny LMs' training loop: AdamW (p: lr, weight_decay) with `warmup` steps of warm-up and cosine decay
+    over `steps`; batch_loss() gives one batch's loss; curve(step, mean loss) every `curve_every` steps and at the
+    end. Returns the last interval's mean loss; the model is left in eval mode."""
+    optimizer = torch.optim.AdamW(model.parameters(), lr=p["lr"], weight_decay=p["weight_decay"])
+    schedule = warmup_cosine(optimizer, p["warmup"], p["steps"])
+    running, mean = [], float("nan")
+    model.train()
+    for step in range(1, p["steps"] + 1):
+        loss = batch_loss()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        schedule.step()
+        running.append(loss.item())
+        if step % p["curve_every"] == 0 or step == p["steps"]:
+            mean = sum(running) / len(running)
+            curve(step, mean)
+            running = []
+    model.eval()
+    return mean
+
+
 def warmup_cosine(optimizer, warmup: int, total: int) -> torch.optim.lr_scheduler.LambdaLR:
     """Linear warm-up over `warmup` steps, then cosine decay to zero at `total` (the specs' schedule)."""
     import math

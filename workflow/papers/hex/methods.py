@@ -8,7 +8,7 @@ import zlib
 import torch
 
 from workflow.lib import arith, diffusion
-from workflow.lib.tinylm import Config, TinyLM, warmup_cosine
+from workflow.lib.tinylm import Config, TinyLM, fit
 
 from . import plan
 
@@ -25,25 +25,9 @@ def train(model: TinyLM, p: dict, seed: int, held_out: set[str], curve) -> float
     the last curve interval. curve(step, mean loss) gets a point every `curve_every` steps. p: the hex.data and
     hex.train sections."""
     stream = arith.Stream(seed, held_out, p["min_ops"], p["max_ops"])
-    optimizer = torch.optim.AdamW(model.parameters(), lr=p["lr"], weight_decay=p["weight_decay"])
-    schedule = warmup_cosine(optimizer, p["warmup"], p["steps"])
     noise = torch.Generator().manual_seed(seed)
-    running, mean = [], float("nan")
-    model.train()
-    for step in range(1, p["steps"] + 1):
-        prompt, response = stream.batch(p["batch"])
-        loss = diffusion.masked_diffusion_loss(model, prompt, response, stream.vocab.mask, noise)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        schedule.step()
-        running.append(loss.item())
-        if step % p["curve_every"] == 0 or step == p["steps"]:
-            mean = sum(running) / len(running)
-            curve(step, mean)
-            running = []
-    model.eval()
-    return mean
+    return fit(model, lambda: diffusion.masked_diffusion_loss(model, *stream.batch(p["batch"]), stream.vocab.mask, noise),
+               p, curve)
 
 
 def sampling_seed(model_seed: int, decoder: str) -> int:

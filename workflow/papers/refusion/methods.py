@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from workflow.lib import diffusion
-from workflow.lib.tinylm import Config, KVCache, TinyLM, next_token_loss, warmup_cosine
+from workflow.lib.tinylm import Config, KVCache, TinyLM, fit, next_token_loss
 from workflow.lib.tokenizer import CharVocab
 
 from . import tasks
@@ -95,32 +95,18 @@ class Stream:
 def train(model: TinyLM, kind: str, p: dict, seed: int, held_out: set[str], curve) -> float:
     """The same stream, steps, batch and optimiser for every model; only the objective differs."""
     stream = Stream(seed, held_out, p)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=p["lr"], weight_decay=p["weight_decay"])
-    schedule = warmup_cosine(optimizer, p["warmup"], p["steps"])
     noise = torch.Generator().manual_seed(seed)
-    slot_sizes = p["slot_sizes"]
-    running, mean = [], float("nan")
-    model.train()
-    for step in range(1, p["steps"] + 1):
+
+    def batch_loss():
         prompt, response = stream.batch(p["batch"])
         if kind == "arm":
-            loss = next_token_loss(model, prompt, response)
-        elif kind == "mdm":
-            loss = diffusion.masked_diffusion_loss(model, prompt, response, stream.vocab.mask, noise)
-        else:
-            k = slot_sizes[int(torch.randint(len(slot_sizes), (1,), generator=noise))]
-            loss = refusion_loss(model, prompt, response, k, stream.vocab.mask, noise)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        schedule.step()
-        running.append(loss.item())
-        if step % p["curve_every"] == 0 or step == p["steps"]:
-            mean = sum(running) / len(running)
-            curve(step, mean)
-            running = []
-    model.eval()
-    return mean
+            return next_token_loss(model, prompt, response)
+        if kind == "mdm":
+            return diffusion.masked_diffusion_loss(model, prompt, response, stream.vocab.mask, noise)
+        k = p["slot_sizes"][int(torch.randint(len(p["slot_sizes"]), (1,), generator=noise))]
+        return refusion_loss(model, prompt, response, k, stream.vocab.mask, noise)
+
+    return fit(model, batch_loss, p, curve)
 
 
 # ---- decoding ----------------------------------------------------------------------------------------------
