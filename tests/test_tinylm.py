@@ -208,7 +208,7 @@ def test_the_fields_sit_at_fixed_positions():
 def test_held_out_prompts_never_reach_training():
     test = arith.problems(seed=0, n=200, max_ops=2)
     held = {p for p, _ in test}
-    stream = arith.Stream(1, held, 2, 2)
+    stream = arith.Stream(1, held, lambda rng: arith.problem(rng, 2, 2), arith.vocab())
     vocab = arith.vocab()
     for _ in range(20):
         prompts, _ = stream.batch(64)

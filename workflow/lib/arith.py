@@ -94,16 +94,16 @@ def encode(vocab: CharVocab, pairs: list[tuple[str, str]]):
 
 
 class Stream:
-    """Fresh training problems every step from a seed, skipping the held-out prompts."""
+    """Fresh training problems every step from a seed and a generator draw(rng) -> (prompt, response), skipping the
+    held-out prompts, encoded with `vocab`."""
 
-    def __init__(self, seed: int, held_out: set[str], min_ops: int = 2, max_ops: int = 5):
-        self.rng, self.held_out, self.ops = np.random.default_rng(seed), held_out, (min_ops, max_ops)
-        self.vocab = vocab()
+    def __init__(self, seed: int, held_out: set[str], draw, vocab: CharVocab):
+        self.rng, self.held_out, self.draw, self.vocab = np.random.default_rng(seed), held_out, draw, vocab
 
     def batch(self, size: int):
         pairs = []
         while len(pairs) < size:
-            pair = problem(self.rng, *self.ops)
+            pair = self.draw(self.rng)
             if pair[0] not in self.held_out:
                 pairs.append(pair)
         return encode(self.vocab, pairs)

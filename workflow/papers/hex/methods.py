@@ -24,7 +24,7 @@ def train(model: TinyLM, p: dict, seed: int, held_out: set[str], curve) -> float
     """LLaDA SFT on fresh problems every step (none of them a validation or test prompt); returns the mean loss of
     the last curve interval. curve(step, mean loss) gets a point every `curve_every` steps. p: the hex.data and
     hex.train sections."""
-    stream = arith.Stream(seed, held_out, p["min_ops"], p["max_ops"])
+    stream = arith.Stream(seed, held_out, lambda rng: arith.problem(rng, p["min_ops"], p["max_ops"]), arith.vocab())
     noise = torch.Generator().manual_seed(seed)
     return fit(model, lambda: diffusion.masked_diffusion_loss(model, *stream.batch(p["batch"]), stream.vocab.mask, noise),
                p, curve)

@@ -22,25 +22,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
-from workflow.lib import diffusion
+from workflow.lib import arith, diffusion
+from workflow.lib.arith import encode  # both tasks fit the chains' prompt and answer lengths
 from workflow.lib.tinylm import Config, KVCache, TinyLM, fit, next_token_loss
-from workflow.lib.tokenizer import CharVocab
 
 from . import tasks
 
 MODELS = ("arm", "mdm", "refusion")
 PROMPT_LEN, GEN_LEN, TASKS = tasks.PROMPT_LEN, tasks.GEN_LEN, tasks.TASKS
 vocab, problems, correct = tasks.vocab, tasks.problems, tasks.correct
-
-
-def encode(v: CharVocab, pairs: list[tuple[str, str]]) -> tuple[torch.Tensor, torch.Tensor]:
-    prompts = torch.tensor([v.encode(p, PROMPT_LEN) for p, _ in pairs])
-    responses = torch.tensor([v.encode(r, GEN_LEN, fill=v.eos) for _, r in pairs])
-    return prompts, responses
 
 
 def build(p: dict, kind: str, vocab_size: int) -> TinyLM:
@@ -77,24 +70,10 @@ def refusion_loss(model: TinyLM, prompt: torch.Tensor, response: torch.Tensor, k
     return arm + mdm
 
 
-class Stream:
-    """Fresh training problems, each task with equal probability, skipping held-out prompts."""
-
-    def __init__(self, seed: int, held_out: set[str], data: dict):
-        self.rng, self.held_out, self.data, self.vocab = np.random.default_rng(seed), held_out, data, vocab()
-
-    def batch(self, size: int):
-        pairs = []
-        while len(pairs) < size:
-            pair = tasks.draw(TASKS[int(self.rng.integers(0, len(TASKS)))], self.rng, self.data)
-            if pair[0] not in self.held_out:
-                pairs.append(pair)
-        return encode(self.vocab, pairs)
-
-
 def train(model: TinyLM, kind: str, p: dict, seed: int, held_out: set[str], curve) -> float:
     """The same stream, steps, batch and optimiser for every model; only the objective differs."""
-    stream = Stream(seed, held_out, p)
+    stream = arith.Stream(seed, held_out, lambda rng: tasks.draw(TASKS[int(rng.integers(0, len(TASKS)))], rng, p),
+                          vocab())  # each task with equal probability
     noise = torch.Generator().manual_seed(seed)
 
     def batch_loss():
