@@ -21,6 +21,7 @@ RandomAgent makes random valid-looking calls and finishes (the paper's < 7 B mod
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import time
 
@@ -64,9 +65,12 @@ def run_episode(ep: dict, agent, max_steps: int = 20, seed: int = 0, validate_on
     except StopIteration:
         pass
     wall = time.perf_counter() - started
-    success = E.judge(ep, home, answer, initial) if steps and steps[-1]["action"] == "finish" else False
+    finished = bool(steps) and steps[-1]["action"] == "finish"
+    untimed = finished and E.judge(ep, copy.deepcopy(home), answer, initial, any_time=True)
+    success = finished and E.judge(ep, home, answer, initial)
     errors = [s for s in steps if s["observation"].get("status") != "SUCCESS"]
     row = {"episode": ep["meta"]["id"], "category": ep["meta"]["category"], "success": bool(success),
+           "success_any_time": bool(untimed),
            "steps": len(steps), "virtual_s": len(steps) * STEP_SECONDS, "wall_s": wall, "errors": len(errors),
            "recovered_error": any(s["retry"] and s["observation"].get("status") == "SUCCESS" for s in steps),
            "scheduled": sum(s["action"] == "schedule_workflow" for s in steps), "answer": answer}

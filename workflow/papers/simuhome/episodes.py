@@ -464,18 +464,21 @@ def value_at(home: sim.Home, device: str, attribute: str, tick: int, initial) ->
     return (last[-1][1], last[-1][0]) if last else (initial, None)
 
 
-def goal_met(g: dict, home: sim.Home, initial: dict, finished: int) -> bool:
+def goal_met(g: dict, home: sim.Home, initial: dict, finished: int, any_time: bool = False) -> bool:
     start = initial.get((g["device"], g["attribute"]))
     if g["at"] is None:
         return value_at(home, g["device"], g["attribute"], finished, start)[0] == g["value"]
+    if any_time:  # the control of claim K4: the value at the end, whenever it was set
+        return value_at(home, g["device"], g["attribute"], home.now, start)[0] == g["value"]
     at = sim.parse_clock(g["at"])
     value, when = value_at(home, g["device"], g["attribute"], at + g["tolerance_ticks"], start)
     return value == g["value"] and when is not None and when >= at - g["tolerance_ticks"]
 
 
-def judge(ep: dict, home: sim.Home, answer: str, initial: sim.Home) -> bool:
+def judge(ep: dict, home: sim.Home, answer: str, initial: sim.Home, any_time: bool = False) -> bool:
     """Whether the episode succeeded. `home` is the home when the agent finished (the judge advances it to every
-    goal's time); `initial` is the home as the episode began."""
+    goal's time); `initial` is the home as the episode began. any_time: a scheduled goal counts whenever it was
+    met (the judge without its clock: the negative control of claim K4)."""
     ev = ep["eval"]
     if "reason" in ev:
         return bool(re.search(r"\bINFEASIBLE\b", answer)) and ev["reason"] in answer
@@ -492,4 +495,4 @@ def judge(ep: dict, home: sim.Home, answer: str, initial: sim.Home) -> bool:
     last = max([sim.parse_clock(g["at"]) + g["tolerance_ticks"] for g in ev["goals"] if g["at"]], default=home.now)
     home.advance(max(0, last - home.now) / sim.TICKS_PER_SECOND)
     start = {(d.id, f"{c}.{a}"): v for d in initial.devices.values() for c, attrs in d.attrs.items() for a, v in attrs.items()}
-    return all(goal_met(g, home, start, finished) for g in ev["goals"])
+    return all(goal_met(g, home, start, finished, any_time) for g in ev["goals"])

@@ -1,0 +1,123 @@
+# SimuHome: a Matter smart-home simulator and its agent benchmark (spec: shared/papers/simuhome.md).
+# episodes per seed -> every agent configuration per seed, and the simulator's self-test per seed -> claims -> figures
+localrules: simuhome, simuhome_evaluate, simuhome_plot
+
+
+from workflow.core.params import ParamsError
+from workflow.papers.simuhome import plan as simuhome_plan
+
+SIMUHOME = PARAMS["simuhome"]
+SIMUHOME_OUT = simuhome_plan.OUT
+try:
+    simuhome_plan.check(SIMUHOME)
+except ParamsError as err:
+    raise WorkflowError(str(err)) from None
+FIGURES["simuhome"] = SIMUHOME_FIGURES = expand(f"{SIMUHOME_OUT}/figures/{{fig}}.png",
+                                                fig=["table_success", "fig_dynamics", "fig_tradeoff"])
+
+
+rule simuhome:
+    input:
+        "results/simuhome/tracking.json",  # claims, figures, and every job logged to MLflow
+        f"{SIMUHOME_OUT}/claims.json",
+        SIMUHOME_FIGURES,
+
+
+rule simuhome_generate:
+    input:
+        code=code("simuhome", "generate"),
+        params=reads("simuhome.episodes"),
+    output:
+        simuhome_plan.episodes_path("{seed}"),
+    log:
+        **logs("simuhome", "generate", "s{seed}"),
+    benchmark:
+        bench("simuhome", "generate", "s{seed}")
+    threads: 1
+    resources:
+        **measured("simuhome_generate"),
+    shell:
+        step("papers.simuhome.generate", "--seed {wildcards.seed} --out {output:q}")
+
+
+rule simuhome_selftest:
+    input:
+        code=code("simuhome", "selftest"),
+        params=reads("simuhome.fidelity"),
+    output:
+        result=simuhome_plan.fidelity_path("{seed}"),
+        trace=simuhome_plan.trace_path("{seed}"),
+    log:
+        **logs("simuhome", "selftest", "s{seed}"),
+    benchmark:
+        bench("simuhome", "selftest", "s{seed}")
+    threads: 1
+    resources:
+        **measured("simuhome_selftest"),
+    shell:
+        step("papers.simuhome.selftest", "--seed {wildcards.seed} --out {output.result:q} --trace {output.trace:q}")
+
+
+rule simuhome_play:
+    input:
+        episodes=simuhome_plan.episodes_path("{seed}"),
+        code=code("simuhome", "play"),
+        params=reads("simuhome.agents"),
+    output:
+        runs=simuhome_plan.runs_path("{agent}", "{seed}"),
+        trajectories=simuhome_plan.trajectories_path("{agent}", "{seed}"),
+    wildcard_constraints:
+        agent="|".join(simuhome_plan.AGENTS),
+    log:
+        **logs("simuhome", "play", "{agent}/s{seed}"),
+    benchmark:
+        bench("simuhome", "play", "{agent}/s{seed}")
+    threads: 1
+    resources:
+        **measured("simuhome_play"),
+    shell:
+        step("papers.simuhome.play", "--episodes {input.episodes:q} --agent {wildcards.agent} --seed {wildcards.seed} "
+             "--out {output.runs:q} --trajectories {output.trajectories:q}")
+
+
+rule simuhome_evaluate:
+    input:
+        runs=simuhome_plan.all_runs(SIMUHOME["plan"]),
+        fidelity=simuhome_plan.all_fidelity(SIMUHOME["plan"]),
+        claims="workflow/papers/simuhome/claims.yaml",
+        code=code("simuhome", "evaluate"),
+        params=reads("simuhome.plan"),  # the plan: which runs exist
+    output:
+        table=f"{SIMUHOME_OUT}/table_success.csv",
+        agents=f"{SIMUHOME_OUT}/agents.csv",
+        claims=f"{SIMUHOME_OUT}/claims.json",
+    log:
+        **logs("simuhome", "evaluate"),
+    benchmark:
+        bench("simuhome", "evaluate")
+    threads: 1
+    resources:
+        **measured("simuhome_evaluate"),
+    shell:
+        step("papers.simuhome.evaluate", "--table {output.table:q} --agents {output.agents:q} --claims {output.claims:q}")
+
+
+rule simuhome_plot:
+    input:
+        table=f"{SIMUHOME_OUT}/table_success.csv",
+        agents=f"{SIMUHOME_OUT}/agents.csv",
+        traces=[simuhome_plan.trace_path(s) for s in SIMUHOME["plan"]["seeds"]],
+        code=code("simuhome", "plot"),
+        params=reads("simuhome.plan"),
+    output:
+        SIMUHOME_FIGURES,
+    log:
+        **logs("simuhome", "plot"),
+    benchmark:
+        bench("simuhome", "plot")
+    threads: 1
+    resources:
+        **measured("simuhome_plot"),
+    shell:
+        step("papers.simuhome.plot", "--table {input.table:q} --agents {input.agents:q} --traces {input.traces:q} "
+             "--figures {output:q}")
