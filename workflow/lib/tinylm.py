@@ -139,6 +139,22 @@ def next_token_loss(model: TinyLM, prompt: torch.Tensor, response: torch.Tensor)
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), response.reshape(-1))
 
 
+@torch.no_grad()
+def greedy(model: TinyLM, prompts: torch.Tensor, length: int, eos: int) -> torch.Tensor:
+    """Greedy decoding of a batch of (right-padded) prompts with the KV cache: `length` tokens per row, every
+    token after a row's first <eos> set to <eos>."""
+    cache = KVCache(model.config.layers)
+    logits = model(prompts, cache=cache)
+    out = []
+    for _ in range(length):
+        token = logits[:, -1].argmax(-1, keepdim=True)
+        out.append(token)
+        logits = model(token, cache=cache)
+    tokens = torch.cat(out, 1)
+    ended = (tokens == eos).cumsum(1) > 0
+    return torch.where(ended, torch.full_like(tokens, eos), tokens)
+
+
 def parameter_count(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters())
 

@@ -27,7 +27,7 @@ import torch.nn.functional as F
 
 from workflow.lib import arith, diffusion
 from workflow.lib.arith import encode  # both tasks fit the chains' prompt and answer lengths
-from workflow.lib.tinylm import Config, KVCache, TinyLM, fit, next_token_loss
+from workflow.lib.tinylm import Config, KVCache, TinyLM, fit, greedy, next_token_loss
 
 from . import tasks
 
@@ -160,16 +160,7 @@ def arm_decode(model: TinyLM, prompt: torch.Tensor, eos: int, use_cache: bool = 
 @torch.no_grad()
 def arm_decode_batch(model: TinyLM, prompts: torch.Tensor, eos: int) -> torch.Tensor:
     """Greedy decoding of a batch with the cache (for accuracy; every row runs G steps, ends filled with <eos>)."""
-    cache = KVCache(model.config.layers)
-    logits = model(prompts, cache=cache)
-    out = []
-    for _ in range(GEN_LEN):
-        token = logits[:, -1].argmax(-1, keepdim=True)
-        out.append(token)
-        logits = model(token, cache=cache)
-    tokens = torch.cat(out, 1)
-    ended = (tokens == eos).cumsum(1) > 0
-    return torch.where(ended, torch.full_like(tokens, eos), tokens)
+    return greedy(model, prompts, GEN_LEN, eos)
 
 
 @dataclass(frozen=True)
