@@ -52,10 +52,11 @@ def _flatten(tree, prefix=""):
 
 
 def catalog_digests() -> dict[str, dict]:
-    """<name>.csv -> its catalog entry (the sha256 a Dataset digest shows)."""
-    from .fetch import catalog
+    """data/raw file name (<name><suffix>, .csv unless the entry says otherwise) -> its catalog entry (the sha256 a
+    Dataset digest shows)."""
+    from .fetch import catalog, raw_suffix
 
-    return {f"{name}.csv": entry | {"name": name} for name, entry in catalog()["datasets"].items()}
+    return {f"{name}{raw_suffix(entry)}": entry | {"name": name} for name, entry in catalog()["datasets"].items()}
 
 
 def dataset_inputs(record: dict, catalog: dict):
