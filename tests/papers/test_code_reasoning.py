@@ -1,0 +1,107 @@
+"""Tests for ``code_reasoning`` (workflow/papers/code_reasoning): the program world against its reference
+interpreter and Python itself, what each rendering keeps and destroys, the disjoint sets, and the claims' metrics
+and controls on hand-made scores."""
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from workflow.core.params import ParamsError
+from workflow.papers.code_reasoning import evaluate as V
+from workflow.papers.code_reasoning import plan, sets as S, world as W
+
+
+@pytest.fixture(scope="module")
+def programs():
+    rng = np.random.default_rng(0)
+    return [W.draw_program(rng) for _ in range(300)]
+
+
+def test_every_python_rendering_runs_to_the_reference_answer(programs):
+    assert all(W.py_executes(p) for p in programs)
+    assert len({W.run(p) for p in programs}) == 10  # every digit occurs
+
+
+def test_variables_are_written_before_they_are_read(programs):
+    for p in programs:
+        written = set()
+        for s in p["stmts"]:
+            reads = {"set": lambda: [], "addc": lambda: [s[2]], "add": lambda: list(s[2:4]),
+                     "ifelse": lambda: [s[1], s[3]], "repeat": lambda: [s[2]]}[s[0]]()
+            assert set(reads) <= written, p
+            written.add(W.assigned(s))
+        assert p["target"] == W.assigned(p["stmts"][-1])
+
+
+def body(text: str) -> str:
+    return text.rsplit("\nANSWER: ", 1)[0]
+
+
+def test_every_variant_ends_with_the_answer_and_the_perturbations_do_what_they_say(programs):
+    rng = np.random.default_rng(1)
+    p, other = programs[3], programs[4]
+    for v in W.VARIANTS:
+        assert W.render(p, v, rng, other).endswith(f"\nANSWER: {W.run(p)}")
+    py = body(W.render(p, "py", rng))
+    assert not re.search(r"\s", body(W.render(p, "py_nows", rng)))
+    assert "#" not in body(W.render(p, "py_nocomm", rng)) and "#" in py
+    assert not re.search(r"\b[abcd]\b", body(W.render(p, "py_varren", rng))) and "var_0" in body(W.render(p, "py_varren", rng))
+    kw = body(W.render(p, "py_kwrand", rng)).split("\n")
+    assert not any(re.search(r"\b(if|else|for|print)\b|=", line.split("  # ")[0]) for line in kw)
+    fictional = body(W.render(p, "fictional", rng))
+    assert fictional == body(W.render(p, "fictional", np.random.default_rng(9)))  # a fixed bijection, no randomness
+    back = {v: k for k, v in W.FICTIONAL.items()}
+    assert re.sub("|".join(re.escape(t) for t in sorted(back, key=len, reverse=True)), lambda m: back[m.group()],
+                  fictional) == py  # invertible: the skeleton is kept
+    assert body(W.render(p, "py_mismatch", rng, other)) == body(W.render(other, "py", rng))
+
+
+def test_misleading_comments_change_numbers_or_directions():
+    rng = np.random.default_rng(0)
+    assert W.misleading("add 4", rng).startswith("subtract ") and W.misleading("add 4", rng) != "subtract 4"
+    assert W.misleading("set a", rng) == "set a"
+
+
+def test_sets_are_disjoint_and_fit_the_context():
+    data = S.build({"data_seed": 3, "test_items": 40, "priming_items": 30, "train_programs": 60})
+    train = {W.key(p) for p in data["train"]}
+    assert len(train) == 60 and all(S.fits(p) for p in data["train"])
+    test_prompts = {q for task in S.TASKS for q, _ in data["test"][task]}
+    assert not test_prompts & {q for q, _ in data["priming"]}
+    assert not {W.math_item(p) for p in data["train"]} & test_prompts
+    assert len(data["priming"]) == 90 and all(len(v) == 40 for v in data["test"].values())
+    rho = S.density(data["train"])
+    assert rho["py"] == 1.0 and rho["compressed"] < 0.5 < rho["py_nows"] < 1 < rho["py_varren"]
+
+
+def scores(acc: dict[str, tuple[float, float]], seeds=(0, 1, 2)) -> pd.DataFrame:
+    """variant -> (math, code) accuracy, the same in every seed; nl task 0.5."""
+    return pd.DataFrame([{"variant": v, "seed": s, "task": t, "accuracy": a}
+                         for v, (m, c) in acc.items() for s in seeds for t, a in (("math", m), ("code", c), ("nl", 0.5))])
+
+
+def test_the_metrics_and_controls_on_hand_made_scores():
+    acc = {"zeroshot": (0.2, 0.3), "nl": (0.5, 0.5), "py": (0.6, 0.7), "py_nows": (0.4, 0.5), "py_kwrand": (0.3, 0.4),
+           "py_varren": (0.6, 0.6), "py_nocomm": (0.6, 0.7), "py_commswap": (0.5, 0.7), "py_commmislead": (0.6, 0.6),
+           "fictional": (0.6, 0.5), "pseudo": (0.58, 0.6), "flowchart": (0.5, 0.6), "nlsteps": (0.5, 0.5),
+           "compressed": (0.65, 0.6), "py_mismatch": (0.1, 0.1)}
+    m = V.measure(scores(acc))
+    assert m["k0_code_py"] == [0.7] * 3 and m["k1_math_py_minus_zeroshot"] == pytest.approx([0.4] * 3)
+    structural, semantic = (0.2 + 0.3) / 2, (0.05 + 0.0 + 0.05) / 3
+    assert m["k2_structural_minus_semantic_drop"] == pytest.approx([structural - semantic] * 3)
+    assert m["k3_flowchart_minus_py_math"] == pytest.approx([-0.1] * 3)
+    assert m["k4_compressed_over_py"] == pytest.approx([0.625 / 0.65] * 3)
+    assert m["k5_regular_minus_kwrand"] == pytest.approx([0.55 - 0.35] * 3)
+    controls = {name: V.measure(t) for name, t in V.control_tables(scores(acc)).items()}
+    assert controls["mismatched_code"]["k0_code_py"] == [0.1] * 3  # py_mismatch in py's place
+    assert controls["structure_intact"]["k2_structural_minus_semantic_drop"] == pytest.approx([-semantic] * 3)
+
+
+def test_plan_check_names_an_unknown_variant_and_a_bad_head_size():
+    good = {"plan": {"variants": ["py", "nl"]}, "model": {"d": 48, "heads": 4}}
+    plan.check(good)
+    with pytest.raises(ParamsError, match="unknown \\['java'\\]"):
+        plan.check(good | {"plan": {"variants": ["py", "java"]}})
+    with pytest.raises(ParamsError, match="rotary"):
+        plan.check(good | {"model": {"d": 36, "heads": 4}})

@@ -1,0 +1,87 @@
+"""Every variant's scores of every seed: the accuracy table, each claim's metric per seed for the method and for its
+negative controls, and claims.yaml."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from workflow.core import claims as claims_mod
+from workflow.core.io import read_json, write_text
+from workflow.core.step import Step
+
+from . import plan
+
+CLAIMS = Path(__file__).with_name("claims.yaml")
+STRUCTURAL = ("py_nows", "py_kwrand")
+SEMANTIC = ("py_varren", "py_nocomm", "py_commswap")
+
+
+def measure(t: pd.DataFrame) -> dict[str, list[float]]:
+    """{metric: [value per seed]} from the table (variant, seed, task, accuracy); `avg` is the mean of math and
+    code accuracy (the spec's average for K2, K4, K5)."""
+    out: dict[str, list[float]] = {}
+
+    def add(key, v):
+        out.setdefault(key, []).append(float(v))
+
+    for _, g in t.groupby("seed", sort=True):
+        acc = g.pivot_table(index="variant", columns="task", values="accuracy")
+        avg = (acc["math"] + acc["code"]) / 2
+        add("k0_code_py", acc.loc["py", "code"])
+        add("k0_math_py", acc.loc["py", "math"])
+        add("k1_math_py_minus_nl", acc.loc["py", "math"] - acc.loc["nl", "math"])
+        add("k1_code_py_minus_nl", acc.loc["py", "code"] - acc.loc["nl", "code"])
+        add("k1_math_py_minus_zeroshot", acc.loc["py", "math"] - acc.loc[plan.ZEROSHOT, "math"])
+        drop = avg["py"] - avg
+        add("k2_structural_minus_semantic_drop", drop[list(STRUCTURAL)].mean() - drop[list(SEMANTIC)].mean())
+        add("k3_pseudo_minus_py_math", acc.loc["pseudo", "math"] - acc.loc["py", "math"])
+        add("k3_flowchart_minus_py_math", acc.loc["flowchart", "math"] - acc.loc["py", "math"])
+        add("k4_compressed_over_py", avg["compressed"] / avg["py"] if avg["py"] > 0 else np.nan)
+        add("k5_fictional_over_py", avg["fictional"] / avg["py"] if avg["py"] > 0 else np.nan)
+        add("k5_mislead_over_py", avg["py_commmislead"] / avg["py"] if avg["py"] > 0 else np.nan)
+        add("k5_regular_minus_kwrand", min(avg["fictional"], avg["py_commmislead"]) - avg["py_kwrand"])
+        for variant in acc.index:
+            for task in acc.columns:
+                add(f"info_acc_{task}_{variant}", acc.loc[variant, task])
+    return out
+
+
+def control_tables(t: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """claims.yaml `controls:` as tables: the control's rows in the mechanism's place (claims.stand_in)."""
+    mismatch = {v: "py_mismatch" for v in ("py", "pseudo", "flowchart", "compressed", "fictional", "py_commmislead")}
+    return {"mismatched_code": claims_mod.stand_in(t, "variant", mismatch),
+            "structure_intact": claims_mod.stand_in(t, "variant", {v: "py" for v in STRUCTURAL})}
+
+
+def read_scores(p: dict) -> pd.DataFrame:
+    rows = []
+    for path in plan.all_scores(p):
+        s = read_json(path)
+        rows += [{"variant": s["variant"], "seed": s["seed"], "task": task, "accuracy": a,
+                  "answered": s["answered"][task]} for task, a in s["accuracy"].items()]
+    return pd.DataFrame(rows)
+
+
+def main(argv=None):
+    step = Step("code_reasoning", "evaluate", __doc__)
+    step.parser.add_argument("--sets", type=Path, required=True)
+    step.parser.add_argument("--table", type=Path, required=True)
+    step.parser.add_argument("--claims", type=Path, required=True)
+    args, p = step.start(argv)
+    t = read_scores(p)
+    measured = measure(t)
+    controls = {name: measure(c) for name, c in control_tables(t).items()}
+    result = claims_mod.check(CLAIMS, measured, args.profile, args.claims, step.log, controls=controls)
+    rho = read_json(args.sets)["density"]
+    table = t.groupby(["variant", "task"], as_index=False).agg(accuracy=("accuracy", "mean"), sd=("accuracy", "std"),
+                                                               answered=("answered", "mean"))
+    table["rho"] = table.variant.map(rho)
+    write_text(args.table, table.to_csv(index=False, float_format="%.6g"))
+    step.finish(metrics=claims_mod.as_metrics(result), artifacts=[args.table, args.claims],
+                outputs=[args.table, args.claims])
+
+
+if __name__ == "__main__":
+    main()

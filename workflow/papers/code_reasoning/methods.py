@@ -1,0 +1,91 @@
+"""The model, its two trainings and its evaluation (torch): a character-level causal transformer (the shared tiny
+LM) pretrained once per seed on real English (Jane Austen's novels) mixed with the priming set, then finetuned per
+variant on instruction -> response pairs (loss on the response only) with the priming set replayed, then scored
+by greedy decoding on the three tasks (the answer read after 'ANSWER:')."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from workflow.lib.tinylm import Config, TinyLM, fit, greedy, next_token_loss
+from workflow.lib.tokenizer import CharVocab
+
+from . import world as W
+
+
+def vocab() -> CharVocab:
+    return CharVocab(W.ALPHABET)
+
+
+def build(p: dict, vocab_size: int) -> TinyLM:
+    return TinyLM(Config(vocab=vocab_size, d=p["d"], layers=p["layers"], heads=p["heads"], causal=True,
+                         max_positions=W.PROMPT_LEN + W.RESPONSE_LEN))
+
+
+def encode(vocab: CharVocab, pairs) -> tuple[torch.Tensor, torch.Tensor]:
+    """(prompts right-padded to PROMPT_LEN, responses <eos>-filled to RESPONSE_LEN)."""
+    prompts = torch.tensor([vocab.encode(q, W.PROMPT_LEN) for q, _ in pairs])
+    responses = torch.tensor([vocab.encode(r, W.RESPONSE_LEN, fill=vocab.eos) for _, r in pairs])
+    return prompts, responses
+
+
+def english(text: str) -> str:
+    """Austen's text in the model's alphabet (other characters, e.g. curly quotes, become spaces)."""
+    allowed = set(W.ALPHABET)
+    return "".join(c if c in allowed else " " for c in text)
+
+
+def prose_pairs(text: str, rng: np.random.Generator, n: int) -> list[tuple[str, str]]:
+    """n random windows of the text, split into a prompt and its continuation (plain language modelling in the
+    same layout as the tasks)."""
+    starts = rng.integers(0, len(text) - W.PROMPT_LEN - W.RESPONSE_LEN, size=n)
+    return [(text[s:s + W.PROMPT_LEN], text[s + W.PROMPT_LEN:s + W.PROMPT_LEN + W.RESPONSE_LEN]) for s in starts]
+
+
+def primed(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The priming set's items as training pairs: the question, then only its answer."""
+    return [(q, f"ANSWER: {a}") for q, a in pairs]
+
+
+def pretrain(model: TinyLM, vocab: CharVocab, text: str, priming: list, p: dict, seed: int, curve) -> float:
+    """The base model: each batch half Austen windows, half priming items."""
+    rng = np.random.default_rng(seed)
+    items = primed(priming)
+
+    def batch_loss():
+        half = p["batch"] // 2
+        pick = rng.integers(0, len(items), size=p["batch"] - half)
+        prompts, responses = encode(vocab, prose_pairs(text, rng, half) + [items[i] for i in pick])
+        return next_token_loss(model, prompts, responses)
+
+    return fit(model, batch_loss, p, curve)
+
+
+def finetune(model: TinyLM, vocab: CharVocab, train: list[dict], priming: list, variant: str, p: dict, seed: int,
+             curve) -> float:
+    """SFT on one variant: instruction -> rendering of the same program, with `replay` of each batch taken from the
+    priming set (as the spec: 20 %)."""
+    rng = np.random.default_rng(seed)
+    items = primed(priming)
+    replayed = int(round(p["batch"] * p["replay"]))
+
+    def batch_loss():
+        pairs = []
+        for i in rng.integers(0, len(train), size=p["batch"] - replayed):
+            other = train[int(rng.integers(len(train)))]
+            pairs.append((W.instruction(train[i]), W.render(train[i], variant, rng, other)))
+        pairs += [items[i] for i in rng.integers(0, len(items), size=replayed)]
+        return next_token_loss(model, *encode(vocab, pairs))
+
+    return fit(model, batch_loss, p, curve)
+
+
+@torch.no_grad()
+def answers(model: TinyLM, vocab: CharVocab, prompts: list[str], chunk: int = 150) -> list[str | None]:
+    """The answer after 'ANSWER:' of each greedy completion (None: none given)."""
+    out = []
+    for i in range(0, len(prompts), chunk):
+        x = torch.tensor([vocab.encode(q, W.PROMPT_LEN) for q in prompts[i:i + chunk]])
+        for row in greedy(model, x, W.RESPONSE_LEN, vocab.eos):
+            out.append(W.answer_of(vocab.decode(row)))
+    return out
