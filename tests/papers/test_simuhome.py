@@ -75,6 +75,24 @@ def test_a_refused_argument_list_is_not_a_json_object(home):
     assert home.call("get_rooms", ["x"])["status"] == "INVALID_COMMAND"
 
 
+@pytest.mark.parametrize("tool, args", [("get_room_states", {"room_id": ["x"]}), ("get_attribute", {"device_id": {},
+                         "cluster": "OnOff", "attribute": "OnOff"}), ("cancel_workflow", {"workflow_id": [1]})])
+def test_an_argument_of_the_wrong_type_is_refused_not_a_crash(home, tool, args):
+    before = home.state()
+    assert home.call(tool, args)["status"] == "INVALID_COMMAND" and home.state() == before
+
+
+def test_the_checked_scheduler_refuses_malformed_actions_and_observations_are_copies():
+    checked = sim.Home.from_config(home_config([light()]), validate_on_schedule=True)
+    bad = [{"tool": "execute_command", "args": {"device_id": "l1", "cluster": "OnOff", "command": "On", "extra": 1}}]
+    assert checked.call("schedule_workflow", {"start_time": "08:10:00", "actions": bad})["status"] == "INVALID_COMMAND"
+    rules = checked.call("get_environment_control_rules")["rules"]
+    rules.clear()
+    structure = checked.call("get_device_structure", {"device_id": "l1"})
+    structure["clusters"]["LevelControl"]["commands"]["MoveToLevel"]["level"][1] = 10**6
+    assert checked.call("get_environment_control_rules")["rules"] and sim.COMMANDS["LevelControl"]["MoveToLevel"]["level"] == (1, 254)
+
+
 def test_dependencies_in_order_succeed_and_are_logged(home):
     assert home.call("execute_command", {"device_id": "l1", "cluster": "OnOff", "command": "On"})["status"] == "SUCCESS"
     out = home.call("execute_command", {"device_id": "l1", "cluster": "LevelControl", "command": "MoveToLevel",
@@ -192,11 +210,32 @@ def test_the_clockless_judge_passes_acting_at_once():
     assert E.judge(ep, home, "Done.", initial, any_time=True)
 
 
-def test_an_infeasible_episode_needs_the_marker_and_the_reason(episodes):
+def test_an_infeasible_episode_needs_the_marker_and_the_one_right_reason(episodes):
     ep = next(e for e in episodes if e["meta"]["category"] == "qt4_2_infeasible")
     home = sim.Home.from_config(ep["initial_home_config"])
     assert E.judge(ep, home, "INFEASIBLE: not_running (the dishwasher is idle)", home)
     assert not E.judge(ep, home, "not_running", home) and not E.judge(ep, home, "INFEASIBLE: past_time", home)
+    assert not E.judge(ep, home, "INFEASIBLE: " + " ".join(E.REASONS), home)  # naming every class is no answer
+
+
+def test_the_user_is_where_the_request_is(episodes):
+    for ep in episodes:
+        rooms = ep["initial_home_config"]["rooms"]
+        assert ep["user_location"] in rooms
+    dryer = next(e for e in episodes if e["meta"]["category"] == "qt4_3_feasible")
+    assert dryer["user_location"] == "utility_room"
+
+
+def test_a_refused_finish_is_an_error_the_agent_sees(episodes):
+    class Stubborn:
+        def policy(self, ep, rng):
+            obs = yield A.Call("bad finish", "finish", {"text": "done"})
+            assert obs["status"] == "INVALID_COMMAND"
+            yield A.Call("finish", "finish", {"answer": "INFEASIBLE: past_time"})
+
+    ep = next(e for e in episodes if e["meta"]["category"] == "qt4_1_infeasible")
+    row, steps = A.run_episode(ep, Stubborn())
+    assert len(steps) == 2 and row["answer"] == "INFEASIBLE: past_time" and row["success"]
 
 
 def test_the_agent_ladder_on_a_few_episodes(episodes):

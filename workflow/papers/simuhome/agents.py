@@ -57,15 +57,15 @@ def run_episode(ep: dict, agent, max_steps: int = 20, seed: int = 0, validate_on
             obs = home.call(call.action, call.action_input)
             steps.append({"thought": call.thought, "action": call.action, "action_input": call.action_input,
                           "observation": obs, "retry": call.retry})
-            if call.action == "finish":
-                answer = str(call.action_input.get("answer", ""))
+            if call.action == "finish" and obs["status"] == "SUCCESS":  # a refused finish is an error to see
+                answer = obs["answer"]
                 break
             home.advance(STEP_SECONDS)
             call = policy.send(obs)
     except StopIteration:
         pass
     wall = time.perf_counter() - started
-    finished = bool(steps) and steps[-1]["action"] == "finish"
+    finished = bool(steps) and steps[-1]["action"] == "finish" and steps[-1]["observation"]["status"] == "SUCCESS"
     untimed = finished and E.judge(ep, copy.deepcopy(home), answer, initial, any_time=True)
     success = finished and E.judge(ep, home, answer, initial)
     errors = [s for s in steps if s["observation"].get("status") != "SUCCESS"]

@@ -398,13 +398,19 @@ def qt4_3(home, rng, feasible):
 GENERATORS = {"qt1": qt1, "qt2": qt2, "qt3": qt3, "qt4_1": qt4_1, "qt4_2": qt4_2, "qt4_3": qt4_3}
 
 
+def where(parse: dict) -> str:
+    """The room the request is about (the user's location)."""
+    first = (parse.get("actions") or [None])[0] or (parse.get("steps") or [{}])[0].get("action") or parse.get("anchor")
+    return parse.get("room") or (first or {}).get("room") or "utility_room"  # QT4-3 is about the laundry
+
+
 def episode(category: str, index: int, seed: int) -> dict:
     """One episode of a category, a pure function of (category, index, seed)."""
     qt, feas = category.rsplit("_", 1)
     rng = np.random.default_rng([seed, CATEGORIES.index(category), index])
     home = make_home(rng)
     query, parse, ev = GENERATORS[qt](home, rng, feas == "feasible")
-    user = parse.get("room") or next((a["room"] for a in parse.get("actions", [])), "living_room")
+    user = where(parse)
     return {"meta": {"id": f"s{seed}-{category}-{index:03d}", "category": category, "query_type": qt,
                      "feasible": feas == "feasible", "seed": seed},
             "query": query, "user_location": user, "parse": parse, "initial_home_config": home, "eval": ev}
@@ -480,8 +486,9 @@ def judge(ep: dict, home: sim.Home, answer: str, initial: sim.Home, any_time: bo
     goal's time); `initial` is the home as the episode began. any_time: a scheduled goal counts whenever it was
     met (the judge without its clock: the negative control of claim K4)."""
     ev = ep["eval"]
-    if "reason" in ev:
-        return bool(re.search(r"\bINFEASIBLE\b", answer)) and ev["reason"] in answer
+    if "reason" in ev:  # the marker and exactly one reason class, the right one (naming them all is no answer)
+        named = {r for r in REASONS if r in answer}
+        return bool(re.search(r"\bINFEASIBLE\b", answer)) and named == {ev["reason"]}
     if "answer" in ev:
         return answer_right(ep, home, answer)
     finished = home.now

@@ -25,7 +25,9 @@ from __future__ import annotations
 import copy
 import dataclasses
 import heapq
+import json
 import math
+from functools import lru_cache
 
 import chip.clusters.Objects as Matter
 import dacite
@@ -197,7 +199,7 @@ def pieces(room: "Room", var: str, v: float) -> list[tuple]:
         elif var == "humidity" and kind == "dehumidifier":  # -5 f max(0.1, (H - 1000) / 9000)
             out.append((-5 * f / 9000, 5 * f * 1000 / 9000, 1900.0, INF) if v > 1900 else (0.0, -0.5 * f, -INF, 1900.0))
         elif var == "pm10" and kind == "air_purifier":      # -5 f^0.8 (0.8 C / C_base)
-            out.append((-4 * f ** 0.8 / base, 0.0, -INF, INF))
+            out.append((-4 * f ** 0.8 / max(base, 1e-6), 0.0, -INF, INF))
     relax = {"temperature": T_RELAX, "humidity": H_RELAX, "pm10": PM_RELAX}[var]
     out.append((-relax, relax * base, -INF, INF))
     return out
@@ -448,12 +450,9 @@ class Home:
             for a in actions:
                 trial = copy.deepcopy(self)
                 trial.validate_on_schedule = False
-                trial.devices = {d.id: d for r in trial.rooms.values() for d in r.devices.values()}
-                try:
-                    trial._apply(a)
-                except CallError as err:
-                    if err.status != "INVALID_IN_STATE":  # the state may differ then; the arguments may not
-                        raise
+                out = trial.call(a["tool"], a["args"])
+                if out["status"] not in ("SUCCESS", "INVALID_IN_STATE"):  # the state may differ then; the arguments may not
+                    raise CallError(out["status"], f"action {a['tool']}: {out['error']}")
         wid = f"wf-{len(self.workflows) + 1}"
         self.workflows[wid] = {"workflow_id": wid, "start_time": clock(at), "actions": copy.deepcopy(actions),
                                "state": "registered"}
@@ -466,9 +465,6 @@ class Home:
             raise CallError("NOT_FOUND", f"no registered workflow {workflow_id!r}; get_workflow_list lists them")
         wf["state"] = "cancelled"
         return {}
-
-    def _apply(self, action: dict) -> None:
-        getattr(self, action["tool"])(**action["args"])
 
     # -- time --
     def next_event(self) -> float:
@@ -496,10 +492,7 @@ class Home:
                     continue
                 self.workflows[wid]["state"] = "executed"  # what happened inside is not reported (delayed feedback)
                 for action in self.workflows[wid]["actions"]:
-                    try:
-                        self._apply(action)
-                    except (CallError, TypeError):
-                        pass
+                    self.call(action["tool"], action["args"])  # its answer goes nowhere
 
     def _flow(self, ticks: int) -> None:
         """The continuous variables over `ticks` ticks with no discrete change inside."""
@@ -522,13 +515,11 @@ class Home:
         args = {} if args is None else args
         if not isinstance(args, dict):
             return {"status": "INVALID_COMMAND", "error": f"{tool}: arguments must be a JSON object, got {args!r}"}
-        spec = TOOL_SPECS[tool]["parameters"]
-        unknown = sorted(set(args) - set(spec["properties"]))
-        missing = sorted(set(spec.get("required", [])) - set(args))
-        if unknown or missing:
-            return {"status": "INVALID_COMMAND", "error": f"{tool}: unknown arguments {unknown}, missing {missing}"}
-        try:
-            return {"status": "SUCCESS", **handler(self, **args)}
+        problem = argument_problem(tool, args)
+        if problem:
+            return {"status": "INVALID_COMMAND", "error": f"{tool}: {problem}"}
+        try:  # a JSON round trip: an observation never shares an object with the simulator's tables
+            return json.loads(json.dumps({"status": "SUCCESS", **handler(self, **args)}))
         except CallError as err:
             return {"status": err.status, "error": str(err)}
 
@@ -635,3 +626,17 @@ TOOL_SPECS = {  # function-calling JSON (OpenAI's "tools" format): what an LLM a
 }
 TOOL_SPECS = {name: {"name": name, "description": d, "parameters": p} for name, (d, p) in TOOL_SPECS.items()}
 TOOLS_BY_NAME = {name: getattr(Home, f"tool_{name}") for name in TOOL_SPECS}
+
+
+@lru_cache(maxsize=None)
+def _argument_validator(tool: str):
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(TOOL_SPECS[tool]["parameters"])
+
+
+def argument_problem(tool: str, args: dict) -> str | None:
+    """What is wrong with a call's arguments against the tool's function-calling schema (names and types), or None."""
+    errors = sorted(_argument_validator(tool).iter_errors(args), key=lambda e: list(map(str, e.absolute_path)))
+    return "; ".join(f"{'.'.join(map(str, e.absolute_path)) + ': ' if e.absolute_path else ''}{e.message}"
+                     for e in errors) or None
