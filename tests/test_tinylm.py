@@ -234,3 +234,22 @@ def test_warmup_then_cosine_to_zero():
         sched.step()
     assert lrs[0] == pytest.approx(0.1) and lrs[9] == pytest.approx(1.0) and lrs[60] == pytest.approx(0.5)
     assert opt.param_groups[0]["lr"] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_the_eos_masked_loss_scores_each_row_up_to_its_first_eos_and_greedy_pads_after_it():
+    from workflow.lib.tinylm import greedy, next_token_loss
+
+    m = model(causal=True)
+    prompt = torch.randint(3, 12, (2, 4))
+    response = torch.tensor([[5, 6, 2, 2, 2], [7, 2, 2, 2, 2]])  # eos = 2
+    with torch.no_grad():
+        logits = m(torch.cat([prompt, response[:, :-1]], dim=1))[:, 3:]
+        nll = -torch.log_softmax(logits, -1).gather(-1, response[..., None])[..., 0]
+        expected = (nll[0, :3].sum() + nll[1, :2].sum()) / 5  # 3 tokens of row 0, 2 of row 1
+        torch.testing.assert_close(next_token_loss(m, prompt, response, eos=2), expected)
+        torch.testing.assert_close(next_token_loss(m, prompt, response), nll.mean())
+        out = greedy(m, prompt, 6, eos=2)
+    assert out.shape == (2, 6)
+    for row in out.tolist():
+        if 2 in row:
+            assert set(row[row.index(2):]) == {2}

@@ -131,12 +131,17 @@ class TinyLM(nn.Module):
         return self.head(self.ln(x))
 
 
-def next_token_loss(model: TinyLM, prompt: torch.Tensor, response: torch.Tensor) -> torch.Tensor:
-    """The autoregressive objective on the response only: mean -log p(y_t | prompt, y_<t) over its G tokens
-    (its <eos> padding included, so the model learns to stop)."""
+def next_token_loss(model: TinyLM, prompt: torch.Tensor, response: torch.Tensor, eos: int | None = None) -> torch.Tensor:
+    """The autoregressive objective on the response only: mean -log p(y_t | prompt, y_<t) over its G tokens (its
+    <eos> padding included, so the model learns to stop). With `eos`, only the tokens up to each row's first <eos>
+    are scored: for responses much shorter than G, the padding would otherwise carry most of the loss."""
     P = prompt.shape[1]
     logits = model(torch.cat([prompt, response[:, :-1]], dim=1))[:, P - 1:]
-    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), response.reshape(-1))
+    losses = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), response.reshape(-1), reduction="none")
+    if eos is None:
+        return losses.mean()
+    scored = ((response == eos).cumsum(1) - (response == eos).int()) == 0  # up to and including the first <eos>
+    return (losses * scored.reshape(-1)).sum() / scored.sum()
 
 
 @torch.no_grad()

@@ -56,7 +56,7 @@ def pretrain(model: TinyLM, vocab: CharVocab, text: str, priming: list, p: dict,
         half = p["batch"] // 2
         pick = rng.integers(0, len(items), size=p["batch"] - half)
         prompts, responses = encode(vocab, prose_pairs(text, rng, half) + [items[i] for i in pick])
-        return next_token_loss(model, prompts, responses)
+        return next_token_loss(model, prompts, responses, vocab.eos)
 
     return fit(model, batch_loss, p, curve)
 
@@ -75,7 +75,7 @@ def finetune(model: TinyLM, vocab: CharVocab, train: list[dict], priming: list, 
             other = train[int(rng.integers(len(train)))]
             pairs.append((W.instruction(train[i]), W.render(train[i], variant, rng, other)))
         pairs += [items[i] for i in rng.integers(0, len(items), size=replayed)]
-        return next_token_loss(model, *encode(vocab, pairs))
+        return next_token_loss(model, *encode(vocab, pairs), vocab.eos)
 
     return fit(model, batch_loss, p, curve)
 
