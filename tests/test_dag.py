@@ -20,7 +20,8 @@ TORCH_STEPS = {
     "workflow.papers.soft_qd.run", "workflow.papers.soft_qd.sweep", "workflow.papers.soft_qd.tune",
     "workflow.papers.stbp.train", "workflow.papers.mppd_tv.train", "workflow.papers.tp_spikformer.train_base",
     "workflow.papers.tp_spikformer.prune", "workflow.papers.hex.train", "workflow.papers.hex.decode",
-    "workflow.papers.refusion.train", "workflow.papers.refusion.decode",
+    "workflow.papers.refusion.train", "workflow.papers.refusion.decode", "workflow.papers.code_reasoning.base",
+    "workflow.papers.code_reasoning.sft",
 }
 
 
