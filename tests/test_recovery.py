@@ -37,6 +37,21 @@ def differences(a: dict, b: dict) -> list[str]:
     return sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
 
 
+def verdicts(repo) -> dict[str, list]:
+    """The verdicts (claim, its checks, its control) of the claims files that float noise keeps out of the digests:
+    their values may move in a late digit, their verdicts may not."""
+    import json
+
+    out = {}
+    for glob in TIMING["float_noise"]:
+        for path in (repo / "results").glob(glob):
+            if path.name == "claims.json":
+                claims = json.loads(path.read_text())["claims"]
+                out[str(path)] = [(c["id"], c["verdict"], [k["verdict"] for k in c["checks"]],
+                                   (c.get("control") or {}).get("verdict")) for c in claims]
+    return {str(k).split("results/", 1)[1]: v for k, v in out.items()}
+
+
 def test_timing_globs_name_files_that_exist(smoke_repo):
     """The list stays honest: every paper's glob matches a file of the smoke run."""
     names = [str(p.relative_to(smoke_repo / "results")) for p in (smoke_repo / "results").rglob("*") if p.is_file()]
@@ -49,6 +64,7 @@ def test_two_clean_runs_differ_only_in_timing_files(smoke_repo, tmp_path):
     run(SMOKE, repo)
     assert len(result_digests(repo)) > 100
     assert differences(result_digests(repo), result_digests(smoke_repo)) == []
+    assert verdicts(repo) == verdicts(smoke_repo) and verdicts(repo)
 
 
 def test_a_run_killed_at_three_random_points_resumes_to_a_clean_runs_results(smoke_repo, tmp_path):
@@ -66,3 +82,4 @@ def test_a_run_killed_at_three_random_points_resumes_to_a_clean_runs_results(smo
     assert "Removed a stale lock" in done.stderr
     assert not list((repo / "results").rglob(".*.tmp*")), "a partial write was left behind"
     assert differences(result_digests(repo), result_digests(smoke_repo)) == [], f"killed at {points} s"
+    assert verdicts(repo) == verdicts(smoke_repo), f"killed at {points} s"
