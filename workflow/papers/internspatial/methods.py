@@ -5,8 +5,11 @@ object. Measured (2026-12-05): attribute QA ("what colour is the cone?") stays a
 1.81, test 0.17-0.19) for m0 after 8-12 epochs on 1,000-1,500 scenes (4,700-7,100 items), with post-norm or
 pre-norm layers; m2 reaches 0.37 on ISB (mostly priors). On scenes with one object, the CNN with a max-pooled
 head reads its colour (1.00 in 2 epochs), the CNN through a mean (what the CLS token's attention starts as) does
-not (0.16): hence the max-pooled summary token, which is not enough for several objects. Next: a curriculum (one
-object, then two), more general QA, attention diagnostics; only then the regimes' comparison.
+not (0.16): hence the max-pooled summary token, which is not enough for several objects. The likely root cause is
+the spec's risk (i), legibility: a lone object covers a median 48 pixels of the 48 x 48 view, and the same CNN
+names its shape at 0.40 after 6 epochs on 2,700 images (chance 0.20), so "the cone" cannot be found yet. Next:
+measure legibility first (closer cameras or larger objects, or 64 px), then more general QA and attention
+diagnostics; only then the regimes' comparison.
 
 Model: a CNN (three stride-2 conv layers, 48 px -> 6 x 6 x 64 patch tokens per view, plus a view embedding), a
 word tokenizer for the question (box coordinates are tokens n0-n47), a 2-layer transformer (d = 64, 4 heads)
