@@ -13,7 +13,7 @@ PROFILE ?= default
 PORT    ?= 5000
 SERVER_PORT ?= 5001
 
-.PHONY: lock setup scale-setup reproduce smoke test test-scale resources readme mlflow-ui mlflow-server track-sync \
+.PHONY: lock setup scale-setup reproduce smoke test browser test-scale resources readme mlflow-ui mlflow-server track-sync \
         dvc.yaml dvc-check clean
 
 setup: $(VENV)/.installed
@@ -47,8 +47,17 @@ lock: setup
 	  printf '# resolved against requirements.lock (nothing there is upgraded). Refreshed by `make lock`.\n'; \
 	  $(COMPILE) -c requirements.lock requirements-scale.txt; } > requirements-scale.lock.new && mv requirements-scale.lock.new requirements-scale.lock
 
-test: setup  ## no root needed; the scale tests are `make test-scale`
+test: setup browser  ## no root needed; the scale tests are `make test-scale`
 	$(PY) -m pytest -q tests --ignore=tests/scale
+
+# Debian's Chromium, for the test that opens the report in a real browser. Installed when run as root (CI); a failed
+# or impossible install is a note, not an error: that one test is then skipped and says how to install it.
+browser:
+	@command -v chromium >/dev/null || { test "$$(id -u)" = 0 && { export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get install -y -q chromium >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && \
+	  apt-get install -y -q chromium >/dev/null 2>&1; }; }; \
+	  command -v chromium >/dev/null || echo "note: Chromium is not installed (apt-get install chromium, as root):" \
+	    "the report's browser test will be skipped"; }
 
 # What running beyond one machine needs in .venv (SLURM executor plugin, PostgreSQL driver, dvc-s3; moto for tests).
 scale-setup: $(VENV)/.installed-scale
