@@ -1,0 +1,38 @@
+"""workflow/lib/audio.py with known answers: the STFT round trip, a pure tone's peak bin, the mel scale and its
+filterbank, and a tone's log-mel energy in the band that holds its frequency."""
+import numpy as np
+import pytest
+
+from workflow.lib import audio
+
+
+def test_the_stft_round_trip_restores_the_signal():
+    x = np.random.default_rng(0).normal(size=4000)
+    spec = audio.stft(x, n_fft=256, hop=64)
+    np.testing.assert_allclose(audio.istft(spec, len(x), n_fft=256, hop=64), x, atol=1e-10)
+
+
+def test_a_pure_tone_peaks_in_its_frequency_bin():
+    sr, f = 8000, 1000.0  # bin width 8000 / 256 = 31.25 Hz: 1000 Hz is bin 32
+    t = np.arange(sr) / sr
+    spec = np.abs(audio.stft(np.sin(2 * np.pi * f * t), n_fft=256, hop=64, sr=sr))
+    assert int(np.argmax(spec[:, spec.shape[1] // 2])) == 32
+
+
+def test_the_mel_scale_and_its_filterbank():
+    assert audio.hz_to_mel(700.0) == pytest.approx(2595 * np.log10(2))
+    np.testing.assert_allclose(audio.mel_to_hz(audio.hz_to_mel([0.0, 440.0, 4000.0])), [0, 440, 4000])
+    fb = audio.mel_filterbank(32, 256, 8000)
+    assert fb.shape == (32, 129) and fb.max() <= 1.0 and (fb >= 0).all()
+    assert (fb.sum(0)[1:-1] > 0).all()  # every inner frequency bin lies under some filter
+    centres = fb.argmax(1)
+    assert (np.diff(centres) >= 0).all()  # filters in order of frequency
+
+
+def test_a_tones_log_mel_energy_sits_in_its_band():
+    sr = 8000
+    t = np.arange(10 * sr) / sr
+    lm = audio.log_mel(np.sin(2 * np.pi * 1000.0 * t), sr=sr)
+    assert lm.shape[1] == 32 and abs(lm.shape[0] - 100) <= 2  # 10 frames per second
+    band = int(np.argmax(audio.mel_filterbank(32, 256, sr)[:, 32]))  # the filter that holds 1000 Hz
+    assert int(np.argmax(lm[50])) == band

@@ -1,0 +1,50 @@
+"""Audio features of the sound papers (aurelius): the short-time Fourier transform and its inverse (scipy's
+ShortTimeFFT, a Hann window), and log-mel spectrograms with an HTK mel filterbank written out below.
+
+Spec defaults for aurelius: 8 kHz mono, n_fft 256, 32 mel bands; a hop of 800 samples gives 10 frames per second.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _stft(n_fft: int, hop: int, sr: float):
+    from scipy.signal import ShortTimeFFT
+    from scipy.signal.windows import hann
+
+    return ShortTimeFFT(hann(n_fft, sym=False), hop=hop, fs=sr, mfft=n_fft, scale_to="magnitude")
+
+
+def stft(x: np.ndarray, n_fft: int = 256, hop: int = 64, sr: float = 8000) -> np.ndarray:
+    """Complex spectrogram (n_fft // 2 + 1 frequencies, frames) of a mono signal."""
+    return _stft(n_fft, hop, sr).stft(np.asarray(x, float))
+
+
+def istft(spec: np.ndarray, length: int, n_fft: int = 256, hop: int = 64, sr: float = 8000) -> np.ndarray:
+    """The signal of `length` samples whose stft is `spec` (exact when the window overlap allows it: hop <= n_fft/2)."""
+    return _stft(n_fft, hop, sr).istft(spec, k1=length)
+
+
+def hz_to_mel(f):
+    return 2595.0 * np.log10(1.0 + np.asarray(f, float) / 700.0)
+
+
+def mel_to_hz(m):
+    return 700.0 * (10.0 ** (np.asarray(m, float) / 2595.0) - 1.0)
+
+
+def mel_filterbank(n_mels: int, n_fft: int, sr: float) -> np.ndarray:
+    """(n_mels, n_fft // 2 + 1) triangular filters, equally spaced on the HTK mel scale from 0 to sr / 2, each
+    peaking at 1 on its centre frequency."""
+    freqs = np.linspace(0, sr / 2, n_fft // 2 + 1)
+    edges = mel_to_hz(np.linspace(0, hz_to_mel(sr / 2), n_mels + 2))
+    lo, mid, hi = edges[:-2, None], edges[1:-1, None], edges[2:, None]
+    rising, falling = (freqs - lo) / (mid - lo), (hi - freqs) / (hi - mid)
+    return np.clip(np.minimum(rising, falling), 0, None)
+
+
+def log_mel(x: np.ndarray, sr: float = 8000, n_mels: int = 32, n_fft: int = 256, hop: int = 800,
+            floor: float = 1e-6) -> np.ndarray:
+    """(frames, n_mels) log mel power of a mono signal (frames of the hop, the spec's 10 per second at 8 kHz)."""
+    power = np.abs(stft(x, n_fft, hop, sr)) ** 2
+    return np.log(mel_filterbank(n_mels, n_fft, sr) @ power + floor).T
