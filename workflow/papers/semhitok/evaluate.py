@@ -5,28 +5,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from workflow.core import claims as claims_mod
-from workflow.core.io import read_json, write_text
+from workflow.core.io import write_text
 from workflow.core.step import Step
 
-from . import plan
+from . import records
 
 CLAIMS = Path(__file__).with_name("claims.yaml")
 # Negative controls (claims.yaml `controls:`): the run each one puts in SGHC's place.
 CONTROLS = {"random_routing": {"sghc": "random"}, "no_pixel_codes": {"sghc": "semonly"}}
 K1_ACC_SLACK, K3_ACC_SLACK, K3_PSNR_SLACK = 0.01, 0.01, 0.3  # spec 1.4: 1 point of accuracy, 0.3 dB
-
-
-def runs_table(p: dict) -> pd.DataFrame:
-    rows = [read_json(path) | {"dataset": ds} for (ds, _, _), path in zip(plan.runs(p), plan.run_paths(p))]
-    return pd.DataFrame(rows)
-
-
-def nets_table(p: dict) -> pd.DataFrame:
-    return pd.DataFrame([read_json(plan.nets_summary(ds, s)) | {"dataset": ds} for ds, s in plan.nets_jobs(p)])
 
 
 def dominating(runs: pd.DataFrame, s: pd.Series) -> int:
@@ -64,7 +54,7 @@ def main(argv=None):
     step.parser.add_argument("--table", type=Path, required=True)
     step.parser.add_argument("--claims", type=Path, required=True)
     args, p = step.start(argv)
-    table, nets = runs_table(p), nets_table(p)
+    table, nets = records.runs_table(p), records.nets_table(p)
     step.log(f"{len(table)} runs, {len(nets)} frozen-network sets")
 
     def both(t):  # the judged image set, and Fashion-16 under info_fashion_ names

@@ -72,20 +72,35 @@ def batches(n: int, batch: int, rng: np.random.Generator):
         yield torch.from_numpy(order[i:i + batch])
 
 
-def fit_classifier(net: nn.Module, images, targets: np.ndarray, p: dict, rng: np.random.Generator, curve) -> None:
-    """Cross-entropy on every head; `images(epoch)` gives the epoch's images (re-rendered for the teacher)."""
-    opt = torch.optim.Adam(net.parameters(), lr=p["lr"])
-    t = torch.from_numpy(targets)
+def fit_epochs(parameters, n: int, p: dict, rng: np.random.Generator, batch_loss, curve, name: str = "loss",
+               each_epoch=None) -> None:
+    """The training loop of every network here: Adam (p: lr) over p["epochs"] epochs of shuffled batches of the n
+    examples; batch_loss(idx) gives a batch's loss; each_epoch(epoch), if given, runs as an epoch starts (the
+    teacher's re-rendering); curve(name, epoch, mean loss) after each epoch."""
+    opt = torch.optim.Adam(parameters, lr=p["lr"])
     for epoch in range(p["epochs"]):
-        x = torch.from_numpy(images(epoch))
+        if each_epoch is not None:
+            each_epoch(epoch)
         total = 0.0
-        for idx in batches(len(x), p["batch"], rng):
-            loss = sum(F.cross_entropy(out, t[idx, i]) for i, out in enumerate(net(x[idx])))
+        for idx in batches(n, p["batch"], rng):
+            loss = batch_loss(idx)
             opt.zero_grad()
             loss.backward()
             opt.step()
             total += loss.item() * len(idx)
-        curve("loss", epoch, total / len(x))
+        curve(name, epoch, total / n)
+
+
+def fit_classifier(net: nn.Module, images, targets: np.ndarray, p: dict, rng: np.random.Generator, curve) -> None:
+    """Cross-entropy on every head; `images(epoch)` gives the epoch's images (re-rendered for the teacher)."""
+    t = torch.from_numpy(targets)
+    epoch_images = {}
+
+    def batch_loss(idx):
+        return sum(F.cross_entropy(out, t[idx, i]) for i, out in enumerate(net(epoch_images["x"][idx])))
+
+    fit_epochs(net.parameters(), len(t), p, rng, batch_loss, curve,
+               each_epoch=lambda epoch: epoch_images.update(x=torch.from_numpy(images(epoch))))
 
 
 @torch.no_grad()
@@ -115,19 +130,14 @@ def feature_loss(pred, target):
 
 
 def fit_semantic(sem: SemanticVQ, teacher: Teacher, x: np.ndarray, p: dict, rng, curve) -> None:
-    opt = torch.optim.Adam(sem.parameters(), lr=p["lr"])
     with torch.no_grad():
         feats = teacher.features(torch.from_numpy(x))
-    for epoch in range(p["epochs"]):
-        total = 0.0
-        for idx in batches(len(x), p["batch"], rng):
-            rec, _, commit = sem(feats[idx])
-            loss = feature_loss(rec, feats[idx]) + commit
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            total += loss.item() * len(idx)
-        curve("stage1_loss", epoch, total / len(x))
+
+    def batch_loss(idx):
+        rec, _, commit = sem(feats[idx])
+        return feature_loss(rec, feats[idx]) + commit
+
+    fit_epochs(sem.parameters(), len(x), p, rng, batch_loss, curve, "stage1_loss")
 
 
 class Tokenizer(nn.Module):
@@ -208,21 +218,15 @@ def pixel_loss(teacher: Teacher, rec, x, perceptual: float):
 
 
 def fit_tokenizer(tok: Tokenizer, x: np.ndarray, route: np.ndarray | None, p: dict, rng, curve) -> None:
-    params = [q for q in tok.parameters() if q.requires_grad]
-    opt = torch.optim.Adam(params, lr=p["lr"])
     xt = torch.from_numpy(x)
     rt = None if route is None else torch.from_numpy(route)
+
+    def batch_loss(idx):
+        rec, _, aux = tok(xt[idx], None if rt is None else rt[idx].reshape(-1))
+        return pixel_loss(tok.teacher, rec, xt[idx], p["perceptual"]) + aux
+
     tok.train()
-    for epoch in range(p["epochs"]):
-        total = 0.0
-        for idx in batches(len(x), p["batch"], rng):
-            rec, _, aux = tok(xt[idx], None if rt is None else rt[idx].reshape(-1))
-            loss = pixel_loss(tok.teacher, rec, xt[idx], p["perceptual"]) + aux
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            total += loss.item() * len(idx)
-        curve("loss", epoch, total / len(x))
+    fit_epochs([q for q in tok.parameters() if q.requires_grad], len(x), p, rng, batch_loss, curve)
     tok.eval()
 
 

@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 
 from workflow.core import plotting
-from workflow.core.io import read_json, read_npz
+from workflow.core.io import read_npz
 from workflow.core.step import Step
 
-from . import plan
+from . import plan, records
 
 NAMES = {"sghc": "SemHiTok (SGHC)", "flat": "B4 flat two-level", "pixel": "B1 pixel-only VQ",
          "semonly": "B2 semantic-only", "random": "control: random routing"}
@@ -97,9 +97,7 @@ def main(argv=None):
     step = Step("semhitok", "plot", __doc__)
     step.parser.add_argument("--figures", type=Path, nargs=3, required=True)
     args, p = step.start(argv)
-    runs = pd.DataFrame([read_json(path) | {"dataset": ds}
-                         for (ds, _, _), path in zip(plan.runs(p), plan.run_paths(p))])
-    nets = pd.DataFrame([read_json(plan.nets_summary(ds, s)) | {"dataset": ds} for ds, s in plan.nets_jobs(p)])
+    runs, nets = records.runs_table(p), records.nets_table(p)
     order = plan.variants(p)
     samples = {ds: {v: read_npz(plan.samples_path(ds, p["seeds"][ds][0], v)) for v in order} for ds in p["datasets"]}
     figures = [fig_table(runs, nets, order), fig_tradeoff(runs, nets), fig_reconstructions(samples, order)]
