@@ -37,10 +37,6 @@ ANSWERS = (("yes", "no", "first", "second") + tuple(W.COLOURS) + W.SHAPES + tupl
            + DIRECTIONS + tuple(f"deg{d}" for d in range(45, 360, 45)))
 
 
-def visible(scene_views: list[dict], view: int = 0) -> list[int]:
-    return [i for i, a in enumerate(scene_views[view]["annotations"]) if a["visible"]]
-
-
 def canonical(scene: W.Scene, cam: W.Camera) -> np.ndarray:
     return cam.to_canonical(np.array([o.centre for o in scene.objects]))
 
@@ -63,7 +59,7 @@ def isb_items(s: int, scene: W.Scene, cam: W.Camera, ann: list[dict], rng: np.ra
     vis = [i for i, a in enumerate(ann) if a["visible"]]
     xyz = canonical(scene, cam)
     out = []
-    pairs = [p for p in itertools.permutations(vis, 2)]
+    pairs = list(itertools.permutations(vis, 2))
     rng.shuffle(pairs)
     for a, b in pairs[:3]:
         dx, dy = xyz[a, 0] - xyz[b, 0], xyz[a, 1] - xyz[b, 1]
@@ -133,8 +129,8 @@ def balance(items: list[dict], rng: np.random.Generator) -> list[dict]:
             groups.setdefault((it["category"], it["question"], it["answer"] in ("yes", "first")), []).append(it)
         else:
             out.append(it)
-    for (cat, q, _), group in groups.items():
-        other = groups.get((cat, q, not _), [])
+    for (cat, q, positive), group in groups.items():
+        other = groups.get((cat, q, not positive), [])
         keep = min(len(group), len(other))
         out += [group[i] for i in rng.permutation(len(group))[:keep]]
     return [out[i] for i in rng.permutation(len(out))]

@@ -94,9 +94,7 @@ class Camera:
 
     def project(self, p: np.ndarray, size: int = SIZE) -> np.ndarray:
         """World points in front of the camera -> pixel coordinates (u right, v down)."""
-        c = self.to_camera(p)
-        f = FOCAL * size / SIZE
-        return np.stack([size / 2 + f * c[..., 0] / c[..., 1], size / 2 - f * c[..., 2] / c[..., 1]], -1)
+        return pixels(self.to_camera(p), size)
 
 
 def unit_mesh(shape: str) -> tuple[np.ndarray, list[list[int]]]:
@@ -184,9 +182,15 @@ def clip_near(poly: np.ndarray) -> np.ndarray:
     return np.array(out)
 
 
-def to_pixels(cam_poly: np.ndarray, size: int) -> list[tuple[float, float]]:
+def pixels(c: np.ndarray, size: int = SIZE) -> np.ndarray:
+    """Camera-frame points (..., 3) with positive depth -> pixel coordinates (..., 2): the pinhole, f = 45 px at 48."""
     f = FOCAL * size / SIZE
-    return [(size / 2 + f * x / y, size / 2 - f * z / y) for x, y, z in cam_poly]
+    return np.stack([size / 2 + f * c[..., 0] / c[..., 1], size / 2 - f * c[..., 2] / c[..., 1]], -1)
+
+
+def to_pixels(cam_poly: np.ndarray, size: int) -> list[tuple[float, float]]:
+    """A clipped camera-frame polygon as the vertex list PIL draws."""
+    return [tuple(uv) for uv in pixels(cam_poly, size).tolist()]
 
 
 def render(scene: Scene, cam: Camera, size: int = SIZE):
