@@ -3,6 +3,7 @@
 workflow/timing.yaml lists as carrying wall-clock figures."""
 import fnmatch
 import hashlib
+import json
 import os
 import random
 import signal
@@ -40,8 +41,6 @@ def differences(a: dict, b: dict) -> list[str]:
 def verdicts(repo) -> dict[str, list]:
     """The verdicts (claim, its checks, its control) of the claims files that float noise keeps out of the digests:
     their values may move in a late digit, their verdicts may not."""
-    import json
-
     out = {}
     for glob in TIMING["float_noise"]:
         for path in (repo / "results").glob(glob):
