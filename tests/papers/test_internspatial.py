@@ -1,12 +1,18 @@
-"""Tests for ``internspatial``'s data engine (workflow/papers/internspatial: world.py, qa.py), work in progress:
-the camera maths against hand-computed projections, the renderer's masks against them, occlusion, the canonical
-frame's relations, the facing bins, and the 19 instruction formats."""
+"""Tests for ``internspatial`` (workflow/papers/internspatial): the camera maths against hand-computed projections,
+the renderer's masks against them, occlusion, the canonical frame's relations, the facing bins, the 19 instruction
+formats; the data step's draws, the regimes' training sets and controls, the scoring and the claims' metrics on
+hand-made answers, and the plan's checks."""
 import collections
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from workflow.papers.internspatial import qa
+from workflow.core.params import ParamsError
+
+from workflow.papers.internspatial import data as D
+from workflow.papers.internspatial import evaluate as E
+from workflow.papers.internspatial import plan, qa, records
 from workflow.papers.internspatial import world as W
 
 
@@ -126,3 +132,113 @@ def test_balance_gives_as_many_yes_as_no_per_template():
 def test_an_unknown_shape_is_named():
     with pytest.raises(ValueError, match="unknown shape 'torus'"):
         W.unit_mesh("torus")
+
+
+def items_of(kinds: dict[str, int]) -> list[dict]:
+    return [qa.item(kind, "c", 0, [0], "q", [], "yes") | {"n": i} for kind, k in kinds.items() for i in range(k)]
+
+
+def test_the_data_step_draws_at_most_each_count_in_order():
+    items = items_of({"isb": 30, "vsi": 20, "general": 10})
+    rng = np.random.default_rng(0)
+    train = D.draw(items, {"spatial": 25, "general": 4}, "train", rng)
+    assert sum(it["kind"] != "general" for it in train) == 25 and sum(it["kind"] == "general" for it in train) == 4
+    test = D.draw(items, {"isb": 5, "vsi": 50, "general": 10}, "test", rng)
+    assert collections.Counter(it["kind"] for it in test) == {"isb": 5, "vsi": 20, "general": 10}
+    isb = [it["n"] for it in test if it["kind"] == "isb"]
+    assert isb == sorted(isb)  # drawn, not reordered
+
+
+def fake_data(n_general=6, n_spatial=8):
+    """A methods.Data stand-in: training_set reads only items and wrong_cues only the annotations."""
+    from workflow.papers.internspatial import methods as M
+
+    general = [qa.item("general", "attribute", 0, [0], "what colour is the cone ?", [], "red") for _ in range(n_general)]
+    spatial = [qa.item("isb", "position", 0, [0], "is {A} left of {B} ?", [0, 1], "yes" if i % 4 else "no")
+               for i in range(n_spatial)]
+    spatial += [qa.item("vsi", "rotation_angle", 0, [0, 1], "how far ?", [], "deg90")]
+    data = M.Data.__new__(M.Data)
+    data.items = {"train": general + spatial, "test": []}
+    data.scenes = [{"anns": [[{"visible": True}, {"visible": True}, {"visible": True}]] * 2}]
+    return M, data
+
+
+def test_m1_and_m2_see_the_same_items_and_only_m2_varies_the_formats():
+    M, data = fake_data()
+    m1 = M.training_set(data, "m1", np.random.default_rng(0))
+    m2 = M.training_set(data, "m2", np.random.default_rng(0))
+    assert [id(r[0]) for r in m1] == [id(r[0]) for r in m2]
+    assert {r[1] for r in m1} == {"nl+raw"}
+    assert len({r[1] for r in m2 if r[0]["kind"] == "isb"}) > 1
+    assert all(r[1] == "nl+raw" for r in m2 if r[0]["kind"] != "isb")  # multi-view items stay natural language
+    assert sum(r[0]["kind"] == "general" for r in m2) == 3  # half the general QA (spec)
+    assert [r[0]["kind"] for r in M.training_set(data, "m0", np.random.default_rng(0))] == ["general"] * 6
+
+
+def test_the_controls_break_only_what_they_name():
+    M, data = fake_data(n_spatial=40)
+    rng = np.random.default_rng(1)
+    shuffled = M.training_set(data, "m2_shuffled", rng)
+    before = collections.Counter(it["answer"] for it in data.items["train"] if it["category"] == "position")
+    after = [r[0] for r in shuffled if r[0]["category"] == "position"]
+    assert collections.Counter(it["answer"] for it in after) == before  # the priors are kept
+    originals = [it for it in data.items["train"] if it["category"] == "position"]
+    assert any(a["answer"] != o["answer"] for a, o in zip(after, originals))  # the pairing is broken
+    assert all(o["answer"] in ("yes", "no") for o in originals)  # the items themselves untouched
+    wrong = M.training_set(data, "m2_wrongcue", rng)
+    assert all(r[2] is not None and r[2] != r[0]["refs"] for r in wrong if r[0]["refs"])
+    assert not any(r[0]["kind"] == "general" for r in M.training_set(data, "m2_nogeneral", rng))
+
+
+def test_scoring_against_the_truth_by_category_and_format():
+    test = [qa.item("isb", "position", 0, [0], "q", [], "yes"), qa.item("isb", "size", 0, [0], "q", [], "no"),
+            qa.item("isb", "position", 0, [0], "q", [], "no"), qa.item("vsi", "count_room", 0, [0, 1], "q", [], "c3")]
+    answers = {f"isb/{f}": ["yes", "yes", "yes"] for f in qa.FORMATS} | {"vsi": ["c3"], "general": []}
+    rows = pd.DataFrame(records.score(answers, test))
+    nl = rows[rows.format.eq("nl+raw") & rows.set.eq("isb")].set_index("category").accuracy
+    assert nl["position"] == 0.5 and nl["size"] == 0.0
+    assert len(rows[rows.set.eq("isb")]) == 2 * 19
+    assert rows[rows.set.eq("vsi")].accuracy.tolist() == [1.0]
+    with pytest.raises(ValueError):  # a run that answered fewer items than asked is an error, not a shorter score
+        records.score(answers | {"vsi": []}, test)
+
+
+def score_rows(regime: str, isb: dict[str, float], vsi: float, general: float, spread: float = 0.0) -> list[dict]:
+    """A run's score rows: ISB categories at the given accuracies, format k shifted by spread * (k - 9)."""
+    rows = [{"set": "isb", "format": f, "category": c, "accuracy": a + spread * (k - 9), "n": 10}
+            for k, f in enumerate(qa.FORMATS) for c, a in isb.items()]
+    rows += [{"set": "vsi", "format": "nl+raw", "category": c, "accuracy": vsi, "n": 10}
+             for c in ("rotation_angle", "count_room")]
+    rows += [{"set": "general", "format": "nl+raw", "category": "attribute", "accuracy": general, "n": 10}]
+    return [r | {"regime": regime, "seed": 0} for r in rows]
+
+
+def test_the_claims_metrics_on_hand_made_scores():
+    cats = {"position": 0.8, "rotation": 0.3, "size": 0.7}
+    rows = score_rows("m0", dict.fromkeys(cats, 0.0), 0.1, 0.5)
+    rows += score_rows("m1", {"position": 0.6, "rotation": 0.3, "size": 0.6}, 0.3, 0.4, spread=0.01)
+    rows += score_rows("m2", cats, 0.4, 0.49, spread=0.002)
+    prior = [{"set": "isb", "format": "nl+raw", "category": c, "accuracy": 0.5, "n": 10, "regime": "prior",
+              "seed": -1} for c in cats]
+    m = E.measure(pd.DataFrame(rows + prior))
+    assert m["k1_isb_gain"] == pytest.approx([0.6])
+    assert m["k2_vsi_gain"] == pytest.approx([0.3])
+    assert m["k3_std_ratio"] == pytest.approx([0.2])
+    assert m["k4_general_change"] == pytest.approx([0.01])
+    assert m["k5_rotation_below_others"] == pytest.approx([0.4])
+    # M1 in natural language on the raw image (format index 0: shifted by -9 spread) against the 0.5 priors
+    assert m["k0_m1_over_prior"] == pytest.approx([(0.6 + 0.3 + 0.6) / 3 - 0.09 - 0.5])
+    flat = [r | {"accuracy": 0.5} if r["regime"] == "m1" else r for r in rows]
+    assert np.isnan(E.measure(pd.DataFrame(flat + prior))["k3_std_ratio"][0])  # no spread to narrow: undecided
+
+
+def test_the_plan_names_what_is_missing():
+    p = {"plan": {"regimes": ["m0", "m1", "m2"], "seeds": [0]}, "train": {"d": 64, "heads": 4}}
+    with pytest.raises(ParamsError, match="m2_shuffled"):
+        plan.check(p)
+    p["plan"]["regimes"] += list(plan.CONTROLS)
+    plan.check(p)
+    p["train"]["d"] = 30
+    with pytest.raises(ParamsError, match="multiple of heads"):
+        plan.check(p)
+    assert plan.runs(p["plan"])[:2] == [("m0", 0), ("m1", 0)]

@@ -1,6 +1,7 @@
 """The data engine: train and test scenes, two views of each (the second further around the room by a random
-multiple of 45 degrees), rendered with their instance ids, and the QA items of every kind (balanced yes/no).
-Formats are applied when an item is read (methods.encode), from the stored ids and annotations."""
+multiple of 45 degrees), rendered with their instance ids, and the QA items of every kind (balanced yes/no), drawn
+down to the profile's counts (spec 6.6: spatial and general QA for training; ISB-mini, VSI-mini and general items
+for testing). Formats are applied when an item is read (methods.encode), from the stored ids and annotations."""
 from __future__ import annotations
 
 import json
@@ -36,19 +37,36 @@ def build(n_scenes: int, rng: np.random.Generator, offset: int = 0):
     return images, ids, scenes, items
 
 
+def group(it: dict, split: str) -> str:
+    """The count an item falls under: training counts spatial (ISB and VSI kinds) and general QA; testing counts
+    ISB-mini, VSI-mini and general items apart."""
+    return it["kind"] if split == "test" or it["kind"] == "general" else "spatial"
+
+
+def draw(items: list[dict], limits: dict[str, int], split: str, rng: np.random.Generator) -> list[dict]:
+    """At most limits[g] items of each group g, at random, in their original order."""
+    out = []
+    for g, limit in limits.items():
+        members = [it for it in items if group(it, split) == g]
+        out += [members[i] for i in sorted(rng.permutation(len(members))[:limit])]
+    return out
+
+
 def main(argv=None):
     step = Step("internspatial", "data", __doc__)
     step.parser.add_argument("--images", type=Path, required=True)
     step.parser.add_argument("--qa", type=Path, required=True)
     args, p = step.start(argv)
     rng = np.random.default_rng(p["seed"])
+    limits = {"train": {"spatial": p["train_spatial"], "general": p["train_general"]},
+              "test": {"isb": p["test_isb"], "vsi": p["test_vsi"], "general": p["test_general"]}}
     images, ids, scenes, items = [], [], [], {}
     for split in ("train", "test"):
         im, inst, sc, it = build(p[f"{split}_scenes"], rng, offset=len(scenes))
         images += im
         ids += inst
         scenes += sc
-        items[split] = qa.balance(it, rng)
+        items[split] = draw(qa.balance(it, rng), limits[split], split, rng)
     write_npz(args.images, images=np.stack(images), ids=np.stack(ids))
     write_text(args.qa, json.dumps({"scenes": scenes, "items": items}))
     counts = {f"{split}_{kind}": sum(i["kind"] == kind for i in its) for split, its in items.items()

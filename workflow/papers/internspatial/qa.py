@@ -136,6 +136,14 @@ def balance(items: list[dict], rng: np.random.Generator) -> list[dict]:
     return [out[i] for i in rng.permutation(len(out))]
 
 
+def test_sets(items: list[dict]) -> dict[str, list]:
+    """What each model is asked, as (item, format, cues) rows: {'isb/<format>': every ISB-mini item in that format,
+    'vsi': VSI-mini, 'general': the attribute QA}, the last two in natural language on the raw images."""
+    isb = [it for it in items if it["kind"] == "isb"]
+    rows = {f"isb/{fmt}": [(it, fmt, None) for it in isb] for fmt in FORMATS}
+    return rows | {kind: [(it, "nl+raw", None) for it in items if it["kind"] == kind] for kind in ("vsi", "general")}
+
+
 def text_cue(fmt: str, name: str, box, k: int) -> str:
     text = fmt.split("+")[0]
     coords = " ".join(f"n{int(c)}" for c in box) if box is not None else ""

@@ -1,0 +1,106 @@
+# InternSpatial: a spatial-reasoning QA data engine with 19 instruction formats (spec: shared/papers/internspatial.md)
+# rendered scenes and their QA -> one small VLM per (training regime | control, seed), asked the held-out scenes in
+# every format -> claims -> tables, format heat-map and QA cards
+localrules: internspatial, internspatial_evaluate, internspatial_plot
+
+
+from workflow.core.params import ParamsError
+from workflow.papers.internspatial import plan as internspatial_plan
+
+INTERNSPATIAL = PARAMS["internspatial"]
+INTERNSPATIAL_OUT = internspatial_plan.OUT
+try:
+    internspatial_plan.check(INTERNSPATIAL)
+except ParamsError as err:
+    raise WorkflowError(str(err)) from None
+FIGURES["internspatial"] = INTERNSPATIAL_FIGURES = expand(f"{INTERNSPATIAL_OUT}/figures/{{fig}}.png",
+                                                          fig=["table_isb", "table_vsi", "fig_formats", "fig_qa_cards"])
+
+
+rule internspatial:
+    input:
+        "results/internspatial/tracking.json",  # claims, figures, and every job logged to MLflow
+        f"{INTERNSPATIAL_OUT}/claims.json",
+        INTERNSPATIAL_FIGURES,
+
+
+rule internspatial_data:
+    input:
+        code=code("internspatial", "data"),
+        params=reads("internspatial.data"),
+    output:
+        images=internspatial_plan.images_path(),
+        qa=internspatial_plan.qa_path(),
+    log:
+        **logs("internspatial", "data"),
+    benchmark:
+        bench("internspatial", "data")
+    threads: 1
+    resources:
+        **measured("internspatial_data"),
+    shell:
+        step("papers.internspatial.data", "--images {output.images:q} --qa {output.qa:q}")
+
+
+rule internspatial_train:
+    input:
+        images=internspatial_plan.images_path(),
+        qa=internspatial_plan.qa_path(),
+        code=code("internspatial", "train"),
+        params=reads("internspatial.train"),
+    output:
+        internspatial_plan.run_path("{internspatial_regime}", "{seed}"),
+    wildcard_constraints:
+        internspatial_regime="m[0-9](?:_[a-z]+)?",
+    log:
+        **logs("internspatial", "train", "{internspatial_regime}_s{seed}"),
+    benchmark:
+        bench("internspatial", "train", "{internspatial_regime}_s{seed}")
+    threads: 1
+    resources:
+        **measured("internspatial_train"),
+    shell:
+        step("papers.internspatial.train",
+             "--images {input.images:q} --qa {input.qa:q} --regime {wildcards.internspatial_regime} "
+             "--seed {wildcards.seed} --out {output:q}")
+
+
+rule internspatial_evaluate:
+    input:
+        runs=internspatial_plan.run_paths(INTERNSPATIAL["plan"]),
+        qa=internspatial_plan.qa_path(),
+        claims="workflow/papers/internspatial/claims.yaml",
+        code=code("internspatial", "evaluate"),
+        params=reads("internspatial.plan"),  # the plan: which runs exist
+    output:
+        table=f"{INTERNSPATIAL_OUT}/scores.csv",
+        claims=f"{INTERNSPATIAL_OUT}/claims.json",
+    log:
+        **logs("internspatial", "evaluate"),
+    benchmark:
+        bench("internspatial", "evaluate")
+    threads: 1
+    resources:
+        **measured("internspatial_evaluate"),
+    shell:
+        step("papers.internspatial.evaluate", "--table {output.table:q} --claims {output.claims:q}")
+
+
+rule internspatial_plot:
+    input:
+        runs=internspatial_plan.run_paths(INTERNSPATIAL["plan"]),
+        images=internspatial_plan.images_path(),
+        qa=internspatial_plan.qa_path(),
+        code=code("internspatial", "plot"),
+        params=reads("internspatial.plan"),
+    output:
+        INTERNSPATIAL_FIGURES,
+    log:
+        **logs("internspatial", "plot"),
+    benchmark:
+        bench("internspatial", "plot")
+    threads: 1
+    resources:
+        **measured("internspatial_plot"),
+    shell:
+        step("papers.internspatial.plot", "--images {input.images:q} --figures {output:q}")

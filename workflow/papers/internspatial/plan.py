@@ -1,0 +1,45 @@
+"""The jobs of this paper, as pure functions of its params (params.yaml: internspatial.plan).
+
+One data job renders the scenes and writes the QA; a run is one (training regime, seed): the small VLM trained the
+regime's way and asked every test item, ISB-mini items in each of the 19 formats. The rule file and the evaluate step
+find the same files through these functions.
+"""
+from __future__ import annotations
+
+OUT = "results/internspatial"
+REGIMES = ("m0", "m1", "m2")  # the paper's base, spatial-raw and spatial models (methods.REGIMES adds the controls)
+CONTROLS = ("m2_shuffled", "m2_wrongcue", "m2_nogeneral")
+
+
+def runs(plan: dict) -> list[tuple[str, int]]:
+    return [(regime, seed) for regime in plan["regimes"] for seed in plan["seeds"]]
+
+
+def images_path() -> str:
+    return f"{OUT}/data/images.npz"
+
+
+def qa_path() -> str:
+    return f"{OUT}/data/qa.json"
+
+
+def run_path(regime: str, seed) -> str:
+    return f"{OUT}/runs/{regime}_s{seed}.json"
+
+
+def run_paths(plan: dict) -> list[str]:
+    return [run_path(*r) for r in runs(plan)]
+
+
+def check(p: dict) -> None:
+    """What the schema cannot say: the claims compare the three regimes, and each control stands in for M2."""
+    from workflow.core.params import ParamsError
+
+    missing = [r for r in REGIMES + CONTROLS if r not in p["plan"]["regimes"]]
+    if missing:
+        raise ParamsError(f"internspatial.plan.regimes lacks {missing}: the claims compare m0, m1 and m2, and each "
+                          f"control stands in for m2. Fix: list all of {', '.join(REGIMES + CONTROLS)}.")
+    t = p["train"]
+    if t["d"] % t["heads"]:
+        raise ParamsError(f"internspatial.train.d = {t['d']} is not a multiple of heads = {t['heads']}: each attention "
+                          "head takes d / heads dimensions. Fix: e.g. d: 64 with heads: 4.")
