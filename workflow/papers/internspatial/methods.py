@@ -1,6 +1,6 @@
 """The small vision-language model and its three training regimes (spec 6.3), with the negative controls.
 
-WORK IN PROGRESS (the paper is not in PAPERS yet): as it stands the model does not learn to bind a question to an
+Findings so far: the model does not learn to bind a question to an
 object. Measured (2026-12-05): attribute QA ("what colour is the cone?") stays at its question-type prior (loss
 1.81, test 0.17-0.19) for m0 after 8-12 epochs on 1,000-1,500 scenes (4,700-7,100 items), with post-norm or
 pre-norm layers, and after 30 epochs at lr 0.002 (2,200 steps; loss 1.84 -> 1.80, test 0.18); m2 reaches 0.37 on ISB (mostly priors). On scenes with one object, the CNN with a max-pooled
