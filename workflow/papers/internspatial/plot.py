@@ -67,17 +67,17 @@ def fig_cards(record: dict, arrays: dict, answers: dict[str, dict], n: int = 8):
     """n ISB test items, alternating natural language on the raw image and an overlay format."""
     test = record["items"]["test"]
     isb = [it for it in test if it["kind"] == "isb"]
-    picks = [isb[k] for k in np.linspace(0, len(isb) - 1, min(n, len(isb))).astype(int)]
+    picks = np.linspace(0, len(isb) - 1, min(n, len(isb))).astype(int)  # positions in the runs' ISB answers
     formats = ["nl+raw", "capbox+boxes", "ref+masks", "mark+ids"]
     fig, axes = plotting.subplots(2, (len(picks) + 1) // 2, width=3.0, height=4.6)
-    for k, (ax, it) in enumerate(zip(axes.flat, picks)):
+    for k, (ax, index) in enumerate(zip(axes.flat, picks)):
+        it = isb[index]
         fmt = formats[k % len(formats)]
         scene = record["scenes"][it["scene"]]
         view = 2 * it["scene"] + it["views"][0]
         ann = scene["anns"][it["views"][0]]
         ax.imshow(qa.overlay(arrays["images"][view], arrays["ids"][view], ann, fmt, it["refs"]), interpolation="nearest")
         question = qa.question_text(it, scene["names"], ann, fmt)
-        index = isb.index(it)
         said = "\n".join(f"{r}: {a[f'isb/{fmt}'][index]}" + (" ✓" if a[f"isb/{fmt}"][index] == it["answer"] else "")
                          for r, a in answers.items())
         ax.set_title(f"[{fmt}] {it['category']}\n" + textwrap.fill(question, 40), fontsize=7)
