@@ -242,3 +242,17 @@ def test_the_plan_names_what_is_missing():
     with pytest.raises(ParamsError, match="multiple of heads"):
         plan.check(p)
     assert plan.runs(p["plan"])[:2] == [("m0", 0), ("m1", 0)]
+
+
+def test_the_shuffled_control_is_the_same_under_any_hash_seed():
+    """Two clean runs must train on the same shuffled answers; a set's order varies with PYTHONHASHSEED."""
+    import os
+    import subprocess
+    import sys
+
+    probe = ("import numpy as np; from tests.papers.test_internspatial import fake_data, qa; M, data = fake_data(); "
+             "data.items['train'] += [qa.item('isb', c, 0, [0], 'q ?', [], f'a{i}') for c in 'abcdef' for i in range(9)];"
+             "print([r[0]['answer'] for r in M.training_set(data, 'm2_shuffled', np.random.default_rng(0))])")
+    answers = {subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                              env={**os.environ, "PYTHONHASHSEED": str(h)}).stdout for h in (1, 2, 3, 4)}
+    assert len(answers) == 1

@@ -136,7 +136,7 @@ def training_set(data: Data, regime: str, rng: np.random.Generator) -> list[tupl
     kept = [] if regime == "m2_nogeneral" else [general[i] for i in rng.permutation(len(general))[:len(general) // 2]]
     if regime == "m2_shuffled":
         spatial = [dict(it) for it in spatial]
-        for cat in {it["category"] for it in spatial}:
+        for cat in sorted({it["category"] for it in spatial}):  # sorted: a set's order changes between runs
             group = [it for it in spatial if it["category"] == cat]
             answers = [it["answer"] for it in group]
             for it, a in zip(group, rng.permutation(answers)):
