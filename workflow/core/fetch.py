@@ -74,6 +74,19 @@ def deb_member(deb: Path, member: str) -> bytes:
     raise DataError(f"{deb} has no data.tar member. Fix: delete it and re-run.")
 
 
+def bundle(files: dict[str, bytes]) -> bytes:
+    """Files as one uncompressed zip, byte-identical wherever it is built (sorted names, a fixed date), so that a
+    data set of many files (a catalog entry with `members:`, read from a .deb) has one checksum like any other."""
+    import io
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as zf:
+        for name in sorted(files):
+            zf.writestr(zipfile.ZipInfo(Path(name).name, date_time=(1980, 1, 1, 0, 0, 0)), files[name])
+    return out.getvalue()
+
+
 def archive_path(name: str, entry: dict) -> Path:
     """The local file of an archive, fetched and checksum-verified."""
     if "installed" in entry:
@@ -223,13 +236,16 @@ def _extract(name: str, entry: dict, cat: dict, out: Path) -> str:
             tmp.write_bytes(source.read_bytes())
         else:
             try:
-                if arch.suffix == ".deb":
-                    data = deb_member(arch, entry["member"])
+                if "members" in entry:  # a set of files, kept together as one zip (see bundle)
+                    tmp.write_bytes(bundle({m: deb_member(arch, m) for m in entry["members"]}))
                 else:
-                    with zipfile.ZipFile(arch) as zf:
-                        data = zf.read(entry["member"])
-                # a gzipped member is stored decompressed: the catalog checksum is of the file itself
-                tmp.write_bytes(gzip.decompress(data) if entry["member"].endswith(".gz") else data)
+                    if arch.suffix == ".deb":
+                        data = deb_member(arch, entry["member"])
+                    else:
+                        with zipfile.ZipFile(arch) as zf:
+                            data = zf.read(entry["member"])
+                    # a gzipped member is stored decompressed: the catalog checksum is of the file itself
+                    tmp.write_bytes(gzip.decompress(data) if entry["member"].endswith(".gz") else data)
             except (KeyError, zipfile.BadZipFile, gzip.BadGzipFile, tarfile.TarError, EOFError, ValueError) as exc:
                 raise DataError(f"data set '{name}': cannot read {entry['member']} from {arch} ({exc}). "
                                 f"Fix: delete {arch} and re-run.") from None

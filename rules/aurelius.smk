@@ -1,0 +1,187 @@
+# Aurelius: relation-aware text-to-audio and its MSR evaluation (spec: shared/papers/aurelius.md)
+# real + procedural event classes -> relation pairs -> evaluator (detector, effect classifier; scores the reference)
+# -> one TTA model per (strategy, seed), fine-tuned runs from their zero-shot model -> claims -> tables and figures
+localrules: aurelius, aurelius_evaluate, aurelius_plot
+
+
+from workflow.papers.aurelius import plan as aurelius_plan
+
+AURELIUS = PARAMS["aurelius"]
+AURELIUS_OUT = aurelius_plan.OUT
+try:
+    aurelius_plan.check(AURELIUS)
+except ParamsError as err:
+    raise WorkflowError(str(err)) from None
+FIGURES["aurelius"] = AURELIUS_FIGURES = expand(f"{AURELIUS_OUT}/figures/{{fig}}.png",
+                                                fig=["table_mirror", "fig_scaling", "fig_groups", "fig_spectrograms"])
+
+
+rule aurelius:
+    input:
+        "results/aurelius/tracking.json",  # claims, figures, and every job logged to MLflow
+        f"{AURELIUS_OUT}/claims.json",
+        AURELIUS_FIGURES,
+
+
+rule aurelius_events:
+    input:
+        sounds="data/raw/freedesktop_sounds.zip",
+        code=code("aurelius", "events"),
+        params=reads("aurelius.events"),
+    output:
+        events=aurelius_plan.events_path(),
+        real=aurelius_plan.real_path(),
+    log:
+        **logs("aurelius", "events"),
+    benchmark:
+        bench("aurelius", "events")
+    threads: 1
+    resources:
+        **measured("aurelius_events"),
+    shell:
+        step("papers.aurelius.events", "--sounds {input.sounds:q} --events {output.events:q} --real {output.real:q}")
+
+
+rule aurelius_pairs:
+    input:
+        events=aurelius_plan.events_path(),
+        real=aurelius_plan.real_path(),
+        code=code("aurelius", "pairs"),
+        params=reads("aurelius.pairs"),
+    output:
+        pairs=aurelius_plan.pairs_path(),
+        mels=aurelius_plan.mels_path(),
+    log:
+        **logs("aurelius", "pairs"),
+    benchmark:
+        bench("aurelius", "pairs")
+    threads: 1
+    resources:
+        **measured("aurelius_pairs"),
+    shell:
+        step("papers.aurelius.pairs",
+             "--events {input.events:q} --real {input.real:q} --pairs {output.pairs:q} --mels {output.mels:q}")
+
+
+rule aurelius_evaluator:
+    input:
+        events=aurelius_plan.events_path(),
+        real=aurelius_plan.real_path(),
+        pairs=aurelius_plan.pairs_path(),
+        mels=aurelius_plan.mels_path(),
+        code=code("aurelius", "evaluator"),
+        params=reads("aurelius.evaluator"),
+    output:
+        model=aurelius_plan.evaluator_path(),
+        reference=aurelius_plan.reference_path(),
+    log:
+        **logs("aurelius", "evaluator"),
+    benchmark:
+        bench("aurelius", "evaluator")
+    threads: 1
+    resources:
+        **measured("aurelius_evaluator"),
+    shell:
+        step("papers.aurelius.evaluator",
+             "--events {input.events:q} --real {input.real:q} --pairs {input.pairs:q} --mels {input.mels:q} "
+             "--model {output.model:q} --reference {output.reference:q}")
+
+
+rule aurelius_zero_shot:
+    input:
+        pairs=aurelius_plan.pairs_path(),
+        mels=aurelius_plan.mels_path(),
+        evaluator=aurelius_plan.evaluator_path(),
+        code=code("aurelius", "train"),
+        params=reads("aurelius.train"),
+    output:
+        run=aurelius_plan.run_path("{aurelius_zs}", "{seed}"),
+        model=aurelius_plan.model_path("{aurelius_zs}", "{seed}"),
+    wildcard_constraints:
+        aurelius_zs="zs(?:_scrambled)?",
+    log:
+        **logs("aurelius", "train", "{aurelius_zs}_s{seed}"),
+    benchmark:
+        bench("aurelius", "train", "{aurelius_zs}_s{seed}")
+    threads: 1
+    resources:
+        **measured("aurelius_zero_shot"),
+    shell:
+        step("papers.aurelius.train",
+             "--pairs {input.pairs:q} --mels {input.mels:q} --evaluator {input.evaluator:q} "
+             "--run {wildcards.aurelius_zs} --seed {wildcards.seed} --out {output.run:q} --model {output.model:q}")
+
+
+def aurelius_base(wildcards):
+    """A fine-tuned run's zero-shot model (same seed); nothing for one trained from scratch."""
+    base = aurelius_plan.base(wildcards.aurelius_run)
+    return [aurelius_plan.model_path(base, wildcards.seed)] if base else []
+
+
+rule aurelius_train:
+    input:
+        pairs=aurelius_plan.pairs_path(),
+        mels=aurelius_plan.mels_path(),
+        evaluator=aurelius_plan.evaluator_path(),
+        base=aurelius_base,
+        code=code("aurelius", "train"),
+        params=reads("aurelius.train"),
+    output:
+        aurelius_plan.run_path("{aurelius_run}", "{seed}"),
+    wildcard_constraints:
+        aurelius_run="f[ts][a-z_]*_[1-3]",
+    log:
+        **logs("aurelius", "train", "{aurelius_run}_s{seed}"),
+    benchmark:
+        bench("aurelius", "train", "{aurelius_run}_s{seed}")
+    threads: 1
+    resources:
+        **measured("aurelius_train"),
+    shell:
+        step("papers.aurelius.train",
+             "--pairs {input.pairs:q} --mels {input.mels:q} --evaluator {input.evaluator:q} --base {input.base:q} "
+             "--run {wildcards.aurelius_run} --seed {wildcards.seed} --out {output:q}")
+
+
+rule aurelius_evaluate:
+    input:
+        runs=aurelius_plan.run_paths(AURELIUS["plan"]),
+        reference=aurelius_plan.reference_path(),
+        claims="workflow/papers/aurelius/claims.yaml",
+        code=code("aurelius", "evaluate"),
+        params=reads("aurelius.plan"),  # the plan: which runs exist
+    output:
+        table=f"{AURELIUS_OUT}/scores.csv",
+        claims=f"{AURELIUS_OUT}/claims.json",
+    log:
+        **logs("aurelius", "evaluate"),
+    benchmark:
+        bench("aurelius", "evaluate")
+    threads: 1
+    resources:
+        **measured("aurelius_evaluate"),
+    shell:
+        step("papers.aurelius.evaluate",
+             "--reference {input.reference:q} --table {output.table:q} --claims {output.claims:q}")
+
+
+rule aurelius_plot:
+    input:
+        table=f"{AURELIUS_OUT}/scores.csv",
+        runs=aurelius_plan.run_paths(AURELIUS["plan"]),
+        pairs=aurelius_plan.pairs_path(),
+        mels=aurelius_plan.mels_path(),
+        code=code("aurelius", "plot"),
+        params=reads("aurelius.plan"),
+    output:
+        AURELIUS_FIGURES,
+    log:
+        **logs("aurelius", "plot"),
+    benchmark:
+        bench("aurelius", "plot")
+    threads: 1
+    resources:
+        **measured("aurelius_plot"),
+    shell:
+        step("papers.aurelius.plot",
+             "--table {input.table:q} --pairs {input.pairs:q} --mels {input.mels:q} --figures {output:q}")

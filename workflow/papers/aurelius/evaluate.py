@@ -1,0 +1,82 @@
+"""Every run's per-relation MSR components into one table, each claim's metric measured per seed, for the runs
+and for the negative controls in their place, and claims.yaml judged. The reference audio (scored once by the
+evaluator step) is a run like the others, the same for every seed. The runs are found through the plan."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from workflow.core import claims as claims_mod
+from workflow.core.io import read_json, write_text
+from workflow.core.step import Step
+
+from . import plan as P
+from . import records
+
+CLAIMS = Path(__file__).with_name("claims.yaml")
+# Negative controls (claims.yaml `controls:`): the run each one puts in which run's place.
+CONTROLS = {"reference_audio": {"zs": "reference", "ft_3": "reference"},
+            "shuffled_captions": {"ft_3": "ft_shuffled_3"},
+            "scrambled_pretraining": {"ft_1": "ft_scrambled_1", "ft_3": "ft_scrambled_3"}}
+
+
+def measure_seed(t: pd.DataFrame, reference: dict) -> dict[str, float]:
+    """Every claim's metric on one seed's rows of the table (one row per run and relation)."""
+    by_run = {run: g for run, g in t.groupby("run")}
+    msr = {run: float(g.msr.mean()) for run, g in by_run.items()}
+    fad = {run: float(g.fad.iloc[0]) for run, g in by_run.items()}
+    zs, ft = by_run["zs"], by_run["ft_3"]
+    easy = ft[~records.is_hard(ft)].relation.size
+    return {
+        "k6_detector_map": reference["detector_map"],
+        "k6_effect_accuracy": reference["effect_accuracy"],
+        "k6_reference_msr": float(by_run["reference"].msr.mean()),
+        "k1_zs_msr": msr["zs"],
+        "k1_rel_minus_04_pre": float(zs.relation.mean() - 0.4 * zs.presence.mean()),
+        "k2_ft_minus_2_zs": msr["ft_3"] - 2 * msr["zs"],
+        "k2_fad_change": fad["ft_3"] - fad["zs"],
+        "k3_ft_minus_fs_third": msr["ft_1"] - msr["fs_1"],
+        "k3_ft_minus_fs_full": msr["ft_3"] - msr["fs_3"],
+        "k4_fs_gain_minus_ft_gain": (msr["fs_3"] - msr["fs_1"]) - (msr["ft_3"] - msr["ft_1"]),
+        "k5_easy_minus_hard_rel": (records.mean_or_nan(ft[~records.is_hard(ft)].relation)
+                                   - records.mean_or_nan(ft[records.is_hard(ft)].relation)) if easy else np.nan,
+        "info_zs_msr": msr["zs"], "info_ft_msr": msr["ft_3"], "info_fs_msr": msr["fs_3"], "info_ft_fad": fad["ft_3"],
+    }
+
+
+def measure(table: pd.DataFrame, reference: dict) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {}
+    for _, t in table.groupby("seed"):
+        for name, value in measure_seed(t, reference).items():
+            out.setdefault(name, []).append(float(value))
+    return out | {name: out[name][:1] for name in out if name.startswith("k6_")}  # one evaluator: one unit
+
+
+def scores_table(plan: dict, reference: dict) -> pd.DataFrame:
+    """Per (run, seed, relation) the MSR components and the run's FAD; the reference repeated for every seed."""
+    runs = records.table([read_json(path) for path in P.run_paths(plan)])
+    ref = records.per_relation(reference).assign(run="reference", fad=reference["fad"])
+    return pd.concat([runs, *(ref.assign(seed=s) for s in plan["seeds"])], ignore_index=True)
+
+
+def main(argv=None):
+    step = Step("aurelius", "evaluate", __doc__)
+    step.parser.add_argument("--reference", type=Path, required=True)
+    step.parser.add_argument("--table", type=Path, required=True)
+    step.parser.add_argument("--claims", type=Path, required=True)
+    args, p = step.start(argv)
+    reference = read_json(args.reference)
+    table = scores_table(p, reference)
+    step.log(f"{table.run.nunique()} runs, {table.seed.nunique()} seeds, {table.relation.nunique()} relations")
+    measured = measure(table, reference)
+    controls = {name: measure(claims_mod.stand_in(table, "run", swap), reference) for name, swap in CONTROLS.items()}
+    result = claims_mod.check(CLAIMS, measured, args.profile, args.claims, step.log, controls=controls)
+    write_text(args.table, table.to_csv(index=False, float_format="%.6g"))
+    step.finish(metrics=claims_mod.as_metrics(result) | {k: float(np.nanmean(v)) for k, v in measured.items()},
+                artifacts=[args.table, args.claims], outputs=[args.table, args.claims])
+
+
+if __name__ == "__main__":
+    main()
