@@ -22,7 +22,7 @@ TORCH_STEPS = {
     "workflow.papers.tp_spikformer.prune", "workflow.papers.hex.train", "workflow.papers.hex.decode",
     "workflow.papers.refusion.train", "workflow.papers.refusion.decode", "workflow.papers.code_reasoning.base",
     "workflow.papers.code_reasoning.sft", "workflow.papers.semhitok.nets", "workflow.papers.semhitok.tokenizer",
-    "workflow.papers.internspatial.train",
+    "workflow.papers.internspatial.train", "workflow.papers.aurelius.evaluator", "workflow.papers.aurelius.train",
 }
 
 

@@ -69,7 +69,7 @@ def main(argv=None):
     args, p = step.start(argv)
     reference = read_json(args.reference)
     table = scores_table(p, reference)
-    step.log(f"{table.run.nunique()} runs, {table.seed.nunique()} seeds, {table.relation.nunique()} relations")
+    step.log(f"{table.run.nunique()} runs, {table.seed.nunique()} seeds, {table.name.nunique()} relations")
     measured = measure(table, reference)
     controls = {name: measure(claims_mod.stand_in(table, "run", swap), reference) for name, swap in CONTROLS.items()}
     result = claims_mod.check(CLAIMS, measured, args.profile, args.claims, step.log, controls=controls)

@@ -19,6 +19,7 @@ from . import records
 from . import sounds as S
 
 QUIET_DB = -30.0  # an event is labelled from its first to its last frame above this level (its span)
+LEVEL_WEIGHT = 0.02  # pilot (2,000 mixtures, 60 epochs): 0.1 cost 0.13 frame mAP, 0.02 about none; ~1.7 dB median error
 
 
 def span(levels: np.ndarray) -> tuple[int, int] | None:
@@ -68,7 +69,8 @@ def train_detector(mels, labels, levels, classes: int, p: dict, rng, curve, mean
     def loss(idx):
         logit, level, _ = model(x[idx])
         on = y[idx]
-        return F.binary_cross_entropy_with_logits(logit, on) + 0.01 * ((level - lv[idx]) ** 2 * on).sum() / on.sum()
+        level_error = (((level - lv[idx]) / 10) ** 2 * on).sum() / on.sum()  # in units of 10 dB, event frames only
+        return F.binary_cross_entropy_with_logits(logit, on) + LEVEL_WEIGHT * level_error
 
     M.fit(model, loss, len(x), p["epochs"], p["batch"], p["lr"], rng, curve, "detector")
     return model

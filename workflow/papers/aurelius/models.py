@@ -64,9 +64,9 @@ class Detector(nn.Module):
     def __init__(self, classes: int, width: int = 64):
         super().__init__()
         self.body = nn.Sequential(
-            nn.Conv1d(S.N_MELS, width, 5, padding=2), nn.ReLU(),
-            nn.Conv1d(width, width, 5, padding=4, dilation=2), nn.ReLU(),
-            nn.Conv1d(width, width, 5, padding=8, dilation=4), nn.ReLU())
+            nn.Conv1d(S.N_MELS, width, 5, padding=2), nn.BatchNorm1d(width), nn.ReLU(),
+            nn.Conv1d(width, width, 5, padding=4, dilation=2), nn.BatchNorm1d(width), nn.ReLU(),
+            nn.Conv1d(width, width, 5, padding=8, dilation=4), nn.BatchNorm1d(width), nn.ReLU())
         self.event = nn.Conv1d(width, classes, 1)
         self.level = nn.Conv1d(width, classes, 1)
 

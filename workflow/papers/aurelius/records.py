@@ -11,14 +11,15 @@ PAPER_NAMES = {"presence": "mAPre", "relation": "mARel", "parsimony": "mAPar", "
 
 def run_record(run: str, seed: int, pairs: list[dict], rows: list[dict], fad: float, extra: dict | None = None):
     return {"run": run, "seed": seed, "fad": fad, **(extra or {}),
-            "pairs": [{"relation": p["relation"], "group": p["group"], "arity": p["arity"], **r}
+            "pairs": [{"name": p["relation"], "group": p["group"], "arity": p["arity"], **r}
                       for p, r in zip(pairs, rows)]}
 
 
 def per_relation(record: dict) -> pd.DataFrame:
-    """One row per relation: its group, arity and the mean of each MSR component over its test pairs."""
+    """One row per relation (`name`; `relation` is the Relation component): its group, arity and the mean of each
+    MSR component over its test pairs."""
     t = pd.DataFrame(record["pairs"])
-    return t.groupby(["relation", "group", "arity"], as_index=False)[list(METRICS)].mean()
+    return t.groupby(["name", "group", "arity"], as_index=False)[list(METRICS)].mean()
 
 
 def summary(record: dict) -> dict[str, float]:

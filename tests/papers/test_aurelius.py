@@ -1,0 +1,216 @@
+"""Tests for ``aurelius`` (workflow/papers/aurelius): the relation set and its templates, the layouts the renderer
+draws, the MSR protocol's checks on hand-made detections, the effects and the log-mel, the discernibility filter,
+the runs' training data and controls, the claims' metrics on a hand-made table, the plan's checks, and the catalog's
+bundle of many files."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from workflow.core.params import ParamsError
+from workflow.papers.aurelius import evaluate as V
+from workflow.papers.aurelius import events as E
+from workflow.papers.aurelius import plan as P
+from workflow.papers.aurelius import relations as R
+from workflow.papers.aurelius import sounds as S
+
+
+def tone(seconds=2.0, f=440.0):
+    t = np.arange(int(seconds * S.SR)) / S.SR
+    return S.normalise(np.sin(2 * np.pi * f * t)).astype(np.float32)
+
+
+def test_the_paper_s_21_basic_relations_in_six_classes_and_24_nested():
+    assert len(R.BASIC) == 21
+    groups = {r.group for r in R.BASIC}
+    assert groups == {"temporality", "count", "perceptuality", "spatiality", "compositionality"}  # + nested = 6
+    nested = R.nested()
+    assert len(nested) == 24 and all(r.arity == 2 and r.group == "nested" for r in nested)
+    for r in R.relations(True):
+        assert len(r.templates) == 5 and len(set(r.templates)) == 5
+        assert all("{A}" in t and (("{B}" in t) == (r.arity == 2)) for t in r.templates), r.name
+    assert all("{N}" in t for t in R.BY_NAME["count"].templates)
+
+
+def test_captions_fill_the_slots():
+    text = R.caption(R.BY_NAME["count"], ["bell ringing"], 0, 3)
+    assert text == "bell ringing three times"
+    nested = {r.name: r for r in R.nested()}["precedence__farness"]
+    assert R.caption(nested, ["bell ringing", "dog barking"], 0) == "distant bell ringing followed by dog barking"
+
+
+def occurrences(name, n=None):
+    rng = np.random.default_rng(0)
+    _, occ = R.render(name, [tone(2.0, 440), tone(1.5, 880)], rng, n)
+    return occ
+
+
+def test_layouts_put_events_where_the_relation_says():
+    a, b = occurrences("precedence")
+    assert (a["slot"], b["slot"]) == (0, 1) and a["end"] < b["start"]
+    first, second = occurrences("succession")
+    assert (first["slot"], second["slot"]) == (1, 0) and first["end"] < second["start"]
+    a, b = occurrences("simultaneity")
+    assert a["start"] == b["start"]
+    assert len(occurrences("count", 4)) == 4 and len(occurrences("periodicity")) == 4
+    assert [o["slot"] for o in occurrences("negation")] == [1]  # "B but no A": only B sounds
+    assert [o["effect"] for o in occurrences("precedence__reverberation")] == ["reverb", "none"]
+    assert [o["effect"] for o in occurrences("farness")] == ["far"]
+
+
+def test_the_rendered_levels_follow_the_official_gains():
+    rng = np.random.default_rng(0)
+    canvas, occ = R.render("amplification", [tone(), tone()], rng)
+    assert np.sqrt(np.mean(canvas[int(0.6 * S.SR):int(2.4 * S.SR)] ** 2)) == pytest.approx(2 * S.RMS, rel=0.05)
+    canvas, _ = R.render("farness", [tone(), tone()], rng)
+    assert np.sqrt(np.mean(canvas[int(0.6 * S.SR):int(2.4 * S.SR)] ** 2)) == pytest.approx(0.1 * S.RMS, rel=0.05)
+    assert len(S.apply(tone(1.0), "stretch", rng)) == 2 * S.SR
+    ramp = S.apply(tone(2.0), "approach", rng)
+    assert np.abs(ramp[:S.SR // 4]).max() < 0.1 * np.abs(ramp[-S.SR // 4:]).max()
+
+
+def run(start, end, level=0.0, effect="none"):
+    return {"start": start, "end": end, "level": level, "effect": effect}
+
+
+def test_relation_checks_on_hand_made_runs():
+    a, b = [run(0.5, 2.0)], [run(2.5, 4.0)]
+    assert R.relation_holds("precedence", a, b, None) and not R.relation_holds("precedence", b, a, None)
+    assert R.relation_holds("succession", b, a, None) and not R.relation_holds("succession", a, b, None)
+    assert not R.relation_holds("simultaneity", a, b, None)
+    assert R.relation_holds("simultaneity", [run(0.5, 2.0)], [run(0.6, 1.8)], None)
+    three = [run(0.5, 1.7), run(2.5, 3.7), run(4.5, 5.7)]
+    assert R.relation_holds("count", three, [], 3) and not R.relation_holds("count", three, [], 4)
+    assert R.relation_holds("periodicity", three, [], None)
+    assert not R.relation_holds("periodicity", [run(0.5, 1.7), run(2.0, 3.2), run(7.0, 8.2)], [], None)
+    loud, soft = [run(0.5, 2, level=2.3)], [run(0.5, 2, level=-20.0)]
+    assert R.relation_holds("balancing", loud, soft, None) and not R.relation_holds("balancing", soft, loud, None)
+    assert R.relation_holds("blending", [run(0, 2, level=0.0)], [run(0, 2, level=-1.0)], None)
+    assert not R.relation_holds("blending", loud, soft, None)
+    assert R.relation_holds("farness", [run(0, 2, level=-20.0)], [], None)
+    assert not R.relation_holds("farness", [run(0, 2, level=0.0)], [], None)
+    assert R.relation_holds("reverberation", [run(0, 2, effect="reverb")], [], None)
+    assert not R.relation_holds("reverberation", [run(0, 2, effect="stretch")], [], None)
+    # nested: the outer relation and the inner one on A
+    assert R.relation_holds("precedence__reverberation", [run(0.5, 2.0, effect="reverb")], b, None)
+    assert not R.relation_holds("precedence__reverberation", a, b, None)
+
+
+@pytest.mark.parametrize("name, truth", [("conjunction", [0, 0, 0, 1]), ("disjunction", [0, 1, 1, 1]),
+                                         ("negation", [0, 1, 0, 0]), ("xor", [0, 1, 1, 0]),
+                                         ("implication", [1, 1, 0, 1])])
+def test_compositional_relations_are_their_truth_tables(name, truth):
+    got = [R.relation_holds(name, [run(0, 2)] * has_a, [run(3, 5)] * has_b, None)
+           for has_a, has_b in ((0, 0), (0, 1), (1, 0), (1, 1))]
+    assert got == [bool(t) for t in truth]
+
+
+def test_msr_is_presence_times_relation_times_parsimony():
+    pair = {"relation": "precedence", "classes": [3, 7], "n": None,
+            "occurrences": [{"slot": 0}, {"slot": 1}]}
+    right = R.msr(pair, {3: [run(0.5, 2.0)], 7: [run(2.5, 4.0)]})
+    assert right == {"presence": 1.0, "relation": 1.0, "parsimony": 1.0, "msr": 1.0}
+    extra = R.msr(pair, {3: [run(0.5, 2.0)], 7: [run(2.5, 4.0)], 9: [run(5, 7)]})
+    assert extra["parsimony"] == pytest.approx(np.exp(-0.1)) and extra["msr"] == pytest.approx(np.exp(-0.1))
+    swapped = R.msr(pair, {3: [run(2.5, 4.0)], 7: [run(0.5, 2.0)]})
+    assert swapped["presence"] == 1.0 and swapped["msr"] == 0.0
+    assert R.msr(pair, {3: [run(0.5, 2.0)]})["presence"] == 0.0
+
+
+def test_runs_shorter_than_a_second_are_not_events():
+    prob = np.zeros(50)
+    prob[5:9] = 0.9  # 0.8 s
+    prob[20:26] = 0.9  # 1.2 s
+    assert R.runs(prob, 0.5) == [(20, 26)]
+
+
+def test_the_log_mel_puts_a_tone_in_its_band_at_five_frames_a_second():
+    canvas = S.empty_canvas()
+    S.place(canvas, tone(2.0, 1000.0), 1.0)
+    m = S.mel(canvas)
+    assert m.shape == (50, 32)
+    on = m[6:14]  # 1.2 - 2.8 s
+    assert on.max(1).min() > m[20:].max() + 5  # the tone stands out in every frame it sounds in
+    from workflow.lib import audio
+    centres = audio.mel_to_hz(np.linspace(0, audio.hz_to_mel(S.SR / 2), S.N_MELS + 2)[1:-1])
+    assert abs(centres[on.mean(0).argmax()] - 1000) < 150
+
+
+def test_the_filter_drops_classes_that_cannot_be_told_apart():
+    twin = {"kind": "procedural", "name": "x", "family": "music", "recipe": S.recipe("music", 0, 0)}
+    other = {"kind": "procedural", "name": "y", "family": "machinery", "recipe": S.recipe("machinery", 1, 0)}
+    acc = E.discernibility([twin, dict(twin, name="x2"), other], {}, 12, np.random.default_rng(0))
+    assert acc[2] >= 0.8 and min(acc[0], acc[1]) < 0.7
+
+
+def test_runs_train_on_thirds_and_the_controls_permute_captions():
+    from workflow.papers.aurelius import train as T
+
+    pairs = {"general": [{"text": f"g{i}"} for i in range(6)], "train": [{"text": f"t{i}"} for i in range(9)]}
+    mels = {"general": np.arange(6), "train": np.arange(9)}
+    rng = np.random.default_rng(0)
+    texts, target = T.training_data("ft_1", pairs, mels, rng)
+    assert texts == ["t0", "t1", "t2"] and list(target) == [0, 1, 2]
+    texts, target = T.training_data("zs", pairs, mels, rng)
+    assert texts == [f"g{i}" for i in range(6)]
+    texts, target = T.training_data("ft_shuffled_3", pairs, mels, rng)
+    assert sorted(texts) == [f"t{i}" for i in range(9)] and texts != [f"t{i}" for i in range(9)]
+    assert list(target) == list(range(9))  # the audio is kept, only the pairing is broken
+    assert T.epochs_of("fs_2", {"zs": 1, "ft": 2, "fs": 3}) == 3
+    assert T.epochs_of("zs_scrambled", {"zs": 1, "ft": 2, "fs": 3}) == 1
+
+
+def test_plan_names_runs_their_bases_and_what_is_missing():
+    assert P.parse("ft_scrambled_3") == ("ft_scrambled", 3) and P.parse("zs") == ("zs", 0)
+    assert P.base("ft_2") == "zs" and P.base("ft_scrambled_1") == "zs_scrambled" and P.base("fs_3") is None
+    p = {"plan": {"runs": list(P.CLAIMED + P.CONTROLS), "seeds": [0]}, "train": {"d": 48, "heads": 4}}
+    P.check(p)
+    with pytest.raises(ParamsError, match="lacks"):
+        P.check({**p, "plan": {"runs": ["zs", "ft_3"], "seeds": [0]}})
+    with pytest.raises(ParamsError, match="not runs"):
+        P.check({**p, "plan": {"runs": list(P.CLAIMED + P.CONTROLS) + ["ft_4"], "seeds": [0]}})
+
+
+def records_like(msr: dict[str, float]) -> pd.DataFrame:
+    """A seed's table as evaluate builds it: per run two relations, an easy one (Relation 0.8) and a hard one (0.2)."""
+    rows = [{"run": run, "seed": 0, "name": name, "group": group, "arity": arity, "presence": 0.5, "relation": rel,
+             "parsimony": 1.0, "msr": value, "fad": 2.0 if run == "zs" else 1.0}
+            for run, value in msr.items()
+            for name, group, arity, rel in (("reverberation", "perceptuality", 1, 0.8),
+                                            ("precedence", "temporality", 2, 0.2))]
+    return pd.DataFrame(rows)
+
+
+def test_the_claims_metrics_on_a_hand_made_table():
+    msr = {"reference": 0.9, "zs": 0.02, "ft_1": 0.2, "ft_2": 0.25, "ft_3": 0.3, "fs_1": 0.05, "fs_2": 0.1,
+           "fs_3": 0.2}
+    got = V.measure_seed(records_like(msr), {"detector_map": 0.9, "effect_accuracy": 0.95})
+    assert got["k1_zs_msr"] == pytest.approx(0.02)
+    assert got["k1_rel_minus_04_pre"] == pytest.approx(0.5 - 0.4 * 0.5)
+    assert got["k2_ft_minus_2_zs"] == pytest.approx(0.3 - 0.04)
+    assert got["k2_fad_change"] == pytest.approx(-1.0)
+    assert got["k3_ft_minus_fs_third"] == pytest.approx(0.15) and got["k3_ft_minus_fs_full"] == pytest.approx(0.1)
+    assert got["k4_fs_gain_minus_ft_gain"] == pytest.approx(0.15 - 0.1)
+    assert got["k5_easy_minus_hard_rel"] == pytest.approx(0.6)
+    assert got["k6_reference_msr"] == pytest.approx(0.9) and got["k6_detector_map"] == 0.9
+
+
+def test_a_control_stands_in_for_the_run_it_names():
+    from workflow.core import claims
+
+    msr = {"reference": 0.9, "zs": 0.02, "ft_1": 0.2, "ft_2": 0.25, "ft_3": 0.3, "fs_1": 0.05, "fs_2": 0.1,
+           "fs_3": 0.2, "ft_shuffled_3": 0.01}
+    swapped = claims.stand_in(records_like(msr), "run", V.CONTROLS["shuffled_captions"])
+    got = V.measure_seed(swapped, {"detector_map": 0.9, "effect_accuracy": 0.95})
+    assert got["k2_ft_minus_2_zs"] == pytest.approx(0.01 - 0.04)
+
+
+def test_the_catalog_bundles_many_files_into_one_reproducible_zip():
+    import io
+    import zipfile
+
+    from workflow.core.fetch import bundle
+
+    one = bundle({"b/y.oga": b"2", "a/x.oga": b"1"})
+    assert one == bundle({"a/x.oga": b"1", "b/y.oga": b"2"})  # the order given does not matter
+    with zipfile.ZipFile(io.BytesIO(one)) as zf:
+        assert zf.namelist() == ["x.oga", "y.oga"] and zf.read("y.oga") == b"2"
