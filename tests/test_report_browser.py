@@ -1,6 +1,6 @@
 """The report page as a reader sees it: opened in a real headless browser (Debian's Chromium), every image decodes
-and every paper's figures are on the page, the examples a person judges by eye included (e.g. semhitok's
-reconstructions beside the originals). `make test` installs Chromium when it runs as root (CI); elsewhere the test
+and every paper's figures are on the page, the examples a person judges by eye included (semhitok's reconstructions
+beside the originals, internspatial's QA cards, aurelius's spectrograms). `make test` installs Chromium when it runs as root (CI); elsewhere the test
 is skipped with the command that installs it."""
 import json
 import re
@@ -43,8 +43,11 @@ def test_every_figure_of_every_paper_decodes_in_a_browser(smoke_repo, tmp_path):
     assert images and not broken, f"images the browser could not decode: {broken}"
     expected = {p.stem for paper in PAPERS for p in (smoke_repo / "results" / paper / "figures").glob("*.png")}
     assert expected <= {i["alt"] for i in images}, sorted(expected - {i["alt"] for i in images})
-    recon = [i for i in images if i["alt"] == "fig_b_reconstructions"]
-    assert recon and recon[0]["width"] > 300  # semhitok's examples: originals beside every tokenizer's output
+    # the examples a person judges by eye: semhitok's originals beside every tokenizer's output, internspatial's QA
+    # cards (the scene as the model saw it, the question, every model's answer), aurelius's spectrograms
+    for example in ("fig_b_reconstructions", "fig_qa_cards", "fig_spectrograms"):
+        shown = [i for i in images if i["alt"] == example]
+        assert shown and shown[0]["width"] > 300, example
 
 
 @pytest.mark.skipif(BROWSER is None, reason="needs Debian's Chromium")
