@@ -1,7 +1,8 @@
 # Aurelius: relation-aware text-to-audio and its MSR evaluation (spec: shared/papers/aurelius.md)
-# real + procedural event classes -> relation pairs -> evaluator (detector, effect classifier; scores the reference)
-# -> one TTA model per (strategy, seed), fine-tuned runs from their zero-shot model -> claims -> tables and figures
-localrules: aurelius, aurelius_evaluate, aurelius_plot
+# real + procedural event classes -> relation pairs -> evaluator (detector, effect classifier; scores the reference),
+# and beside it one TTA model per (strategy, seed), fine-tuned runs from their zero-shot model, each generating its
+# test audio -> every run scored, claims -> tables, figures and the examples as audio
+localrules: aurelius, aurelius_plot
 
 
 from workflow.papers.aurelius import plan as aurelius_plan
@@ -12,8 +13,10 @@ try:
     aurelius_plan.check(AURELIUS)
 except ParamsError as err:
     raise WorkflowError(str(err)) from None
-FIGURES["aurelius"] = AURELIUS_FIGURES = expand(f"{AURELIUS_OUT}/figures/{{fig}}.png",
-                                                fig=["table_mirror", "fig_scaling", "fig_groups", "fig_spectrograms"])
+AURELIUS_FIGURES = expand(f"{AURELIUS_OUT}/figures/{{fig}}.png",
+                          fig=["table_mirror", "fig_scaling", "fig_groups", "fig_spectrograms"])
+AURELIUS_SOUNDS = aurelius_plan.sound_paths()  # the spectrograms' examples as audio: the report plays them
+FIGURES["aurelius"] = AURELIUS_FIGURES + AURELIUS_SOUNDS
 
 
 rule aurelius:
@@ -21,6 +24,7 @@ rule aurelius:
         "results/aurelius/tracking.json",  # claims, figures, and every job logged to MLflow
         f"{AURELIUS_OUT}/claims.json",
         AURELIUS_FIGURES,
+        AURELIUS_SOUNDS,
 
 
 rule aurelius_events:
@@ -91,7 +95,6 @@ rule aurelius_zero_shot:
     input:
         pairs=aurelius_plan.pairs_path(),
         mels=aurelius_plan.mels_path(),
-        evaluator=aurelius_plan.evaluator_path(),
         code=code("aurelius", "train"),
         params=reads("aurelius.train"),
     output:
@@ -108,7 +111,7 @@ rule aurelius_zero_shot:
         **measured("aurelius_zero_shot"),
     shell:
         step("papers.aurelius.train",
-             "--pairs {input.pairs:q} --mels {input.mels:q} --evaluator {input.evaluator:q} "
+             "--pairs {input.pairs:q} --mels {input.mels:q} "
              "--run {wildcards.aurelius_zs} --seed {wildcards.seed} --out {output.run:q} --model {output.model:q}")
 
 
@@ -122,7 +125,6 @@ rule aurelius_train:
     input:
         pairs=aurelius_plan.pairs_path(),
         mels=aurelius_plan.mels_path(),
-        evaluator=aurelius_plan.evaluator_path(),
         base=aurelius_base,
         code=code("aurelius", "train"),
         params=reads("aurelius.train"),
@@ -139,14 +141,17 @@ rule aurelius_train:
         **measured("aurelius_train"),
     shell:
         step("papers.aurelius.train",
-             "--pairs {input.pairs:q} --mels {input.mels:q} --evaluator {input.evaluator:q} --base {input.base:q} "
+             "--pairs {input.pairs:q} --mels {input.mels:q} --base {input.base:q} "
              "--run {wildcards.aurelius_run} --seed {wildcards.seed} --out {output:q}")
 
 
 rule aurelius_evaluate:
     input:
         runs=aurelius_plan.run_paths(AURELIUS["plan"]),
+        evaluator=aurelius_plan.evaluator_path(),
         reference=aurelius_plan.reference_path(),
+        pairs=aurelius_plan.pairs_path(),
+        mels=aurelius_plan.mels_path(),
         claims="workflow/papers/aurelius/claims.yaml",
         code=code("aurelius", "evaluate"),
         params=reads("aurelius.plan"),  # the plan: which runs exist
@@ -162,7 +167,8 @@ rule aurelius_evaluate:
         **measured("aurelius_evaluate"),
     shell:
         step("papers.aurelius.evaluate",
-             "--reference {input.reference:q} --table {output.table:q} --claims {output.claims:q}")
+             "--evaluator {input.evaluator:q} --reference {input.reference:q} --pairs {input.pairs:q} "
+             "--mels {input.mels:q} --table {output.table:q} --claims {output.claims:q}")
 
 
 rule aurelius_plot:
@@ -174,7 +180,8 @@ rule aurelius_plot:
         code=code("aurelius", "plot"),
         params=reads("aurelius.plan"),
     output:
-        AURELIUS_FIGURES,
+        figures=AURELIUS_FIGURES,
+        sounds=AURELIUS_SOUNDS,
     log:
         **logs("aurelius", "plot"),
     benchmark:
@@ -184,4 +191,5 @@ rule aurelius_plot:
         **measured("aurelius_plot"),
     shell:
         step("papers.aurelius.plot",
-             "--table {input.table:q} --pairs {input.pairs:q} --mels {input.mels:q} --figures {output:q}")
+             "--table {input.table:q} --pairs {input.pairs:q} --mels {input.mels:q} --figures {output.figures:q} "
+             "--sounds {output.sounds:q}")

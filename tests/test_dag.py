@@ -23,6 +23,7 @@ TORCH_STEPS = {
     "workflow.papers.refusion.train", "workflow.papers.refusion.decode", "workflow.papers.code_reasoning.base",
     "workflow.papers.code_reasoning.sft", "workflow.papers.semhitok.nets", "workflow.papers.semhitok.tokenizer",
     "workflow.papers.internspatial.train", "workflow.papers.aurelius.evaluator", "workflow.papers.aurelius.train",
+    "workflow.papers.aurelius.evaluate",
 }
 
 

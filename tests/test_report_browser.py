@@ -1,31 +1,40 @@
 """The report page as a reader sees it: opened in a real headless browser (Debian's Chromium), every image decodes
 and every paper's figures are on the page, the examples a person judges by eye included (semhitok's reconstructions
-beside the originals, internspatial's QA cards, aurelius's spectrograms). `make test` installs Chromium when it runs as root (CI); elsewhere the test
+beside the originals, internspatial's QA cards, aurelius's spectrograms), and every sound plays (aurelius's examples
+as audio players). `make test` installs Chromium when it runs as root (CI); elsewhere the test
 is skipped with the command that installs it."""
+import base64
 import json
 import re
 import shutil
 import subprocess
 
+import numpy as np
 import pytest
 
 from workflow.papers import PAPERS
 
 BROWSER = shutil.which("chromium")
-# Appended to a copy of the page: once everything has loaded, the page writes what the browser made of its images.
+# Appended to a copy of the page: once everything has loaded (the audio players' metadata too), the page writes what
+# the browser made of its images and sounds.
 PROBE = """<script>
-window.addEventListener("load", () => {
-  const imgs = [...document.images];
+window.addEventListener("load", async () => {
+  const images = [...document.images].map(i => ({alt: i.alt, ok: i.complete && i.naturalWidth > 0,
+                                                  width: i.naturalWidth, height: i.naturalHeight}));
+  const sounds = await Promise.all([...document.querySelectorAll("audio")].map(a => new Promise(done => {
+    const report = () => done({title: a.title, ok: !a.error && a.duration > 0, seconds: a.duration});
+    if (a.readyState >= 1 || a.error) report();
+    else { a.addEventListener("loadedmetadata", report); a.addEventListener("error", report); }
+  })));
   const pre = document.createElement("pre");
   pre.id = "probe";
-  pre.textContent = JSON.stringify(imgs.map(i => ({alt: i.alt, ok: i.complete && i.naturalWidth > 0,
-                                                   width: i.naturalWidth, height: i.naturalHeight})));
+  pre.textContent = JSON.stringify({images, sounds});
   document.body.appendChild(pre);
 });
 </script>"""
 
 
-def seen_by_browser(page, tmp_path) -> list[dict]:
+def seen_by_browser(page, tmp_path) -> dict[str, list[dict]]:
     probe = tmp_path / "probe.html"
     probe.write_text(page.read_text() + PROBE)
     done = subprocess.run([BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000",
@@ -38,7 +47,8 @@ def seen_by_browser(page, tmp_path) -> list[dict]:
 @pytest.mark.skipif(BROWSER is None, reason="needs Debian's Chromium: `apt-get install chromium` (root), as `make test` "
                                             "does when it runs as root")
 def test_every_figure_of_every_paper_decodes_in_a_browser(smoke_repo, tmp_path):
-    images = seen_by_browser(smoke_repo / "results/report/index.html", tmp_path)
+    seen = seen_by_browser(smoke_repo / "results/report/index.html", tmp_path)
+    images = seen["images"]
     broken = [i["alt"] for i in images if not i["ok"]]
     assert images and not broken, f"images the browser could not decode: {broken}"
     expected = {p.stem for paper in PAPERS for p in (smoke_repo / "results" / paper / "figures").glob("*.png")}
@@ -48,6 +58,11 @@ def test_every_figure_of_every_paper_decodes_in_a_browser(smoke_repo, tmp_path):
     for example in ("fig_b_reconstructions", "fig_qa_cards", "fig_spectrograms"):
         shown = [i for i in images if i["alt"] == example]
         assert shown and shown[0]["width"] > 300, example
+    # and the examples a person judges by ear (aurelius): a player for every sound file, each one playable
+    files = {p.stem for paper in PAPERS for p in (smoke_repo / "results" / paper / "figures").glob("*.wav")}
+    players = {a["title"]: a for a in seen["sounds"]}
+    assert files and files <= set(players), sorted(files - set(players))
+    assert all(players[f]["ok"] and players[f]["seconds"] > 5 for f in files), [players[f] for f in files]
 
 
 @pytest.mark.skipif(BROWSER is None, reason="needs Debian's Chromium")
@@ -55,6 +70,19 @@ def test_the_probe_catches_a_broken_image(tmp_path):
     page = tmp_path / "page.html"
     page.write_text('<html><body><img alt="good" src="data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAA'
                     'fFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="><img alt="bad" '
-                    'src="data:image/png;base64,bm90IGEgcG5n"></body></html>')
-    seen = {i["alt"]: i["ok"] for i in seen_by_browser(page, tmp_path)}
-    assert seen == {"good": True, "bad": False}
+                    'src="data:image/png;base64,bm90IGEgcG5n"><audio title="silence" src="data:audio/wav;base64,'
+                    + base64.b64encode(wav_of(np.zeros(800))).decode() + '"></audio><audio title="noise" '
+                    'src="data:audio/wav;base64,bm90IGEgd2F2"></audio></body></html>')
+    seen = seen_by_browser(page, tmp_path)
+    assert {i["alt"]: i["ok"] for i in seen["images"]} == {"good": True, "bad": False}
+    assert {a["title"]: a["ok"] for a in seen["sounds"]} == {"silence": True, "noise": False}
+
+
+def wav_of(x) -> bytes:
+    import io
+
+    from scipy.io import wavfile
+
+    out = io.BytesIO()
+    wavfile.write(out, 8000, np.asarray(x, np.int16))
+    return out.getvalue()

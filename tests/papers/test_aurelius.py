@@ -135,6 +135,42 @@ def test_the_log_mel_puts_a_tone_in_its_band_at_five_frames_a_second():
     assert abs(centres[on.mean(0).argmax()] - 1000) < 150
 
 
+def test_a_log_mel_sounds_back_as_its_tone_at_its_level():
+    canvas = S.empty_canvas()
+    S.place(canvas, tone(4.0, 1000.0), 1.0)
+    heard = S.waveform(S.mel(canvas), iterations=8)
+    assert len(heard) == len(canvas)
+    peak = np.argmax(np.abs(np.fft.rfft(heard))) * S.SR / len(heard)
+    assert abs(peak - 1000) < 100  # within the 32 bands' resolution at 1 kHz
+    rms = lambda x: float(np.sqrt(np.mean(x ** 2)))  # noqa: E731
+    assert rms(heard[int(1.5 * S.SR):int(4.5 * S.SR)]) == pytest.approx(S.RMS, rel=0.25)  # levels are kept
+    assert rms(heard[int(6 * S.SR):]) < 0.01 * S.RMS  # and the silence stays silent
+
+
+def test_a_rendered_pair_is_the_sum_of_its_parts():
+    clips = [tone(2.0, 440), tone(1.5, 880)]
+    for name in ("simultaneity", "balancing", "succession__approaching", "count"):
+        canvas, occ = R.render(name, clips, np.random.default_rng(1), 3)
+        parts = R.render_parts(name, clips, np.random.default_rng(1), 3)
+        np.testing.assert_allclose(canvas, sum(alone for alone, _ in parts), atol=1e-7)
+        assert occ == [o for _, o in parts]
+
+
+def test_relation_shaped_training_mixtures_label_each_overlapped_event():
+    from workflow.papers.aurelius import evaluator as V2
+
+    real = {f"r{i}": tone(2.0 + i / 2, 300.0 * (i + 1)) for i in range(5)}
+    classes = [{"kind": "real", "name": k} for k in real]
+    rng = np.random.default_rng(0)
+    both_on = 0
+    for _ in range(40):
+        _, labels, levels = V2.mixture(classes, real, rng, relation_share=1.0)
+        assert labels.sum() > 0 and (levels[labels > 0] >= V2.QUIET_DB).all()
+        assert (labels.sum(0) > 0).sum() <= 2  # a relation has two slots
+        both_on += bool((labels.sum(1) >= 2).any())
+    assert both_on >= 4  # overlapped relations (simultaneity x 9, balancing, blending: 11 of 45) label both events
+
+
 def test_the_filter_drops_classes_that_cannot_be_told_apart():
     twin = {"kind": "procedural", "name": "x", "family": "music", "recipe": S.recipe("music", 0, 0)}
     other = {"kind": "procedural", "name": "y", "family": "machinery", "recipe": S.recipe("machinery", 1, 0)}

@@ -48,3 +48,26 @@ def log_mel(x: np.ndarray, sr: float = 8000, n_mels: int = 32, n_fft: int = 256,
     """(frames, n_mels) log mel power of a mono signal (frames of the hop, the spec's 10 per second at 8 kHz)."""
     power = np.abs(stft(x, n_fft, hop, sr)) ** 2
     return np.log(mel_filterbank(n_mels, n_fft, sr) @ power + floor).T
+
+
+def frame_times(length: int, n_fft: int = 256, hop: int = 64, sr: float = 8000) -> np.ndarray:
+    """The centre time (s) of each frame `stft` returns for a signal of `length` samples."""
+    return _stft(n_fft, hop, sr).t(length)
+
+
+def griffin_lim(magnitude: np.ndarray, length: int, n_fft: int = 256, hop: int = 64, sr: float = 8000,
+                iterations: int = 32, seed: int = 0) -> np.ndarray:
+    """A signal of `length` samples whose stft magnitude approximates `magnitude` (frequencies, frames as `stft`
+    returns them): Griffin and Lim's alternating projections from a random phase."""
+    phase = np.exp(2j * np.pi * np.random.default_rng(seed).random(magnitude.shape))
+    for _ in range(iterations):
+        x = istft(magnitude * phase, length, n_fft, hop, sr)
+        phase = np.exp(1j * np.angle(stft(x, n_fft, hop, sr)))
+    return istft(magnitude * phase, length, n_fft, hop, sr)
+
+
+def write_wav(path, x: np.ndarray, sr: int = 8000) -> None:
+    """16-bit PCM mono, clipped to [-1, 1]: what a browser's <audio> element plays."""
+    from scipy.io import wavfile
+
+    wavfile.write(path, sr, (np.clip(x, -1, 1) * 32767).astype(np.int16))

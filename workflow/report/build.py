@@ -73,8 +73,12 @@ def provenance(recs: dict[Path, dict]) -> list[dict]:
     return [{k: r.get(k) for k in keys} for r in recs.values()]
 
 
-def embed(png: Path) -> str:
-    return "data:image/png;base64," + base64.b64encode(png.read_bytes()).decode()
+MEDIA = {".png": "image/png", ".wav": "audio/wav"}
+
+
+def embed(path: Path) -> str:
+    """The file as a data URI: the page is one self-contained file, its figures and sounds inside."""
+    return f"data:{MEDIA[path.suffix]};base64," + base64.b64encode(path.read_bytes()).decode()
 
 
 def paper_section(paper: str, figures: list[Path], profile: str) -> dict:
@@ -85,7 +89,8 @@ def paper_section(paper: str, figures: list[Path], profile: str) -> dict:
     card = folder / "PAPER.md"
     recs = records(paper, profile)
     return {"slug": paper, "title": read_yaml(folder / "claims.yaml")["paper"]["title"], "claims": claims,
-            "rows": claim_rows(paper, claims), "figures": [{"name": f.stem, "src": embed(f)} for f in figures],
+            "rows": claim_rows(paper, claims), "figures": [{"name": f.stem, "src": embed(f)} for f in figures if f.suffix == ".png"],
+            "sounds": [{"name": f.stem, "src": embed(f)} for f in figures if f.suffix == ".wav"],
             "paper_md": MarkdownIt("commonmark").enable("table").render(card.read_text()) if card.exists() else "",
             "costs": step_costs(paper, recs), "provenance": provenance(recs)}
 

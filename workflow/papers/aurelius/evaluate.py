@@ -1,5 +1,6 @@
-"""Every run's per-relation MSR components into one table, each claim's metric measured per seed, for the runs
-and for the negative controls in their place, and claims.yaml judged. The reference audio (scored once by the
+"""Every run's generated test audio scored by the evaluator (MSR components per pair, FAD-mini against the reference
+test audio), the per-relation components of all runs in one table, each claim's metric measured per seed, for the
+runs and for the negative controls in their place, and claims.yaml judged. The reference audio (scored once by the
 evaluator step) is a run like the others, the same for every seed. The runs are found through the plan."""
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ import numpy as np
 import pandas as pd
 
 from workflow.core import claims as claims_mod
-from workflow.core.io import read_json, write_text
+from workflow.core.io import read_json, read_npz, write_text
 from workflow.core.step import Step
 
+from . import models as M
 from . import plan as P
 from . import records
 
@@ -54,28 +56,45 @@ def measure(table: pd.DataFrame, reference: dict) -> dict[str, list[float]]:
     return out | {name: out[name][:1] for name in out if name.startswith("k6_")}  # one evaluator: one unit
 
 
-def scores_table(plan: dict, reference: dict) -> pd.DataFrame:
+def score_runs(plan: dict, evaluator_path: Path, pairs: list[dict], reference_mels: np.ndarray) -> list[dict]:
+    """Every run's record: per test pair its MSR components; the run's FAD-mini."""
+    evaluator = M.Evaluator.load(evaluator_path)
+    reference_embedding = evaluator.frames(reference_mels)[2]
+    out = []
+    for run in plan["runs"]:
+        for seed in plan["seeds"]:
+            generated = read_npz(P.run_path(run, seed))["generated"].astype(np.float32)
+            rows, embedding = M.score(evaluator, generated, pairs)
+            out.append(records.run_record(run, seed, pairs, rows, M.frechet(embedding, reference_embedding)))
+    return out
+
+
+def scores_table(runs: list[dict], reference: dict, seeds: list[int]) -> pd.DataFrame:
     """Per (run, seed, relation) the MSR components and the run's FAD; the reference repeated for every seed."""
-    runs = records.table([read_json(path) for path in P.run_paths(plan)])
+    runs = records.table(runs)
     ref = records.per_relation(reference).assign(run="reference", fad=reference["fad"])
-    return pd.concat([runs, *(ref.assign(seed=s) for s in plan["seeds"])], ignore_index=True)
+    return pd.concat([runs, *(ref.assign(seed=s) for s in seeds)], ignore_index=True)
 
 
 def main(argv=None):
     step = Step("aurelius", "evaluate", __doc__)
-    step.parser.add_argument("--reference", type=Path, required=True)
-    step.parser.add_argument("--table", type=Path, required=True)
-    step.parser.add_argument("--claims", type=Path, required=True)
+    for name in ("evaluator", "pairs", "mels", "reference", "table", "claims"):
+        step.parser.add_argument(f"--{name}", type=Path, required=True)
     args, p = step.start(argv)
     reference = read_json(args.reference)
-    table = scores_table(p, reference)
+    runs = score_runs(p, args.evaluator, read_json(args.pairs)["test"], read_npz(args.mels)["test"].astype(np.float32))
+    for r in runs:
+        step.log(f"{r['run']} seed {r['seed']}: " + ", ".join(f"{k} {v:.3f}" for k, v in records.summary(r).items())
+                 + f", FAD {r['fad']:.2f}")
+    table = scores_table(runs, reference, p["seeds"])
     step.log(f"{table.run.nunique()} runs, {table.seed.nunique()} seeds, {table.name.nunique()} relations")
     measured = measure(table, reference)
     controls = {name: measure(claims_mod.stand_in(table, "run", swap), reference) for name, swap in CONTROLS.items()}
     result = claims_mod.check(CLAIMS, measured, args.profile, args.claims, step.log, controls=controls)
     write_text(args.table, table.to_csv(index=False, float_format="%.6g"))
-    step.finish(metrics=claims_mod.as_metrics(result) | {k: float(np.nanmean(v)) for k, v in measured.items()},
-                artifacts=[args.table, args.claims], outputs=[args.table, args.claims])
+    per_run = {f"{r['run']}_s{r['seed']}_mAMSR": records.summary(r)["mAMSR"] for r in runs}
+    metrics = claims_mod.as_metrics(result) | {k: float(np.nanmean(v)) for k, v in measured.items()} | per_run
+    step.finish(metrics=metrics, artifacts=[args.table, args.claims], outputs=[args.table, args.claims])
 
 
 if __name__ == "__main__":

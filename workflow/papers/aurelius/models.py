@@ -127,7 +127,7 @@ class Evaluator:
 
     def __init__(self, weights: dict, meta: dict):
         self.mean, self.std = np.asarray(meta["mean"], np.float32), np.asarray(meta["std"], np.float32)
-        self.detector = Detector(meta["classes"])
+        self.detector = Detector(meta["classes"], meta["width"])
         self.detector.load_state_dict(weights["detector"])
         self.effects = EffectNet()
         self.effects.load_state_dict(weights["effects"])

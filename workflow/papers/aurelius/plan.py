@@ -13,6 +13,8 @@ STRATEGIES = ("zs", "zs_scrambled", "ft", "fs", "ft_shuffled", "ft_scrambled")
 # The runs the claims compare (K1-K5), then the negative controls (claims.yaml `controls:`).
 CLAIMED = ("zs", "ft_1", "ft_2", "ft_3", "fs_1", "fs_2", "fs_3")
 CONTROLS = ("zs_scrambled", "ft_shuffled_3", "ft_scrambled_1", "ft_scrambled_3")
+EXAMPLES = 4  # test pairs whose generated log-mel a run keeps, for the spectrogram figure and the audio players
+LISTEN = ("reference", "zs", "ft_3")  # whose examples the report plays (seed 0)
 
 
 def parse(run: str) -> tuple[str, int]:
@@ -53,7 +55,8 @@ def reference_path() -> str:
 
 
 def run_path(run: str, seed) -> str:
-    return f"{OUT}/runs/{run}_s{seed}.json"
+    """A run's generated test log-mels (the evaluate step scores them)."""
+    return f"{OUT}/runs/{run}_s{seed}.npz"
 
 
 def model_path(run: str, seed) -> str:
@@ -83,3 +86,8 @@ def check(p: dict) -> None:
     if t["d"] % t["heads"]:
         raise ParamsError(f"aurelius.train.d = {t['d']} is not a multiple of heads = {t['heads']}. Fix: e.g. d: 48 "
                           "with heads: 4.")
+
+
+def sound_paths() -> list[str]:
+    """The examples as audio, one file per (test pair, source in LISTEN), beside the figures."""
+    return [f"{OUT}/figures/example{i}_{source}.wav" for i in range(EXAMPLES) for source in LISTEN]

@@ -1,7 +1,8 @@
 """Figures: the table mirror (run x mAPre / mARel / mAPar / mAMSR / FAD-mini, the paper's README table, the
 reference audio and the controls beside the models); the scaling plot (mAMSR against the thirds of the relation
 pairs for fine-tuning and from scratch, the paper's 100/200/300 h figure); mARel per relation class; and example
-spectrograms (reference, zero-shot, fine-tuned; seed 0) for a person to judge."""
+spectrograms (reference, zero-shot, fine-tuned; seed 0) for a person to judge, and the same examples as audio
+(Griffin-Lim from the log-mel: what each spectrogram sounds like, the reference's included)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,9 +13,11 @@ import pandas as pd
 from workflow.core import plotting
 from workflow.core.io import read_json, read_npz
 from workflow.core.step import Step
+from workflow.lib import audio
 
 from . import plan as P
 from . import records
+from . import sounds as S
 
 NAMES = {"reference": "reference audio", "zs": "ZS (general pairs only)", "ft_3": "FT, all of N_max",
          "fs_3": "FS, all of N_max", "ft_1": "FT, 1/3", "fs_1": "FS, 1/3", "ft_2": "FT, 2/3", "fs_2": "FS, 2/3",
@@ -97,15 +100,19 @@ def main(argv=None):
     step.parser.add_argument("--pairs", type=Path, required=True)
     step.parser.add_argument("--mels", type=Path, required=True)
     step.parser.add_argument("--figures", type=Path, nargs=4, required=True)
+    step.parser.add_argument("--sounds", type=Path, nargs="+", required=True, help="P.sound_paths(), in order")
     args, p = step.start(argv)
     table = pd.read_csv(args.table)
     seed = p["seeds"][0]
-    generated = {r: np.array(read_json(P.run_path(r, seed))["examples"]) for r in ("zs", "ft_3")}
-    test = read_npz(args.mels)["test"].astype(np.float32)
+    generated = {r: read_npz(P.run_path(r, seed))["generated"][:P.EXAMPLES].astype(np.float32) for r in P.LISTEN[1:]}
+    test = read_npz(args.mels)["test"][:P.EXAMPLES].astype(np.float32)
     figures = [fig_table(table, list(p["runs"])), fig_scaling(table), fig_groups(table),
                fig_spectrograms(read_json(args.pairs)["test"], test, generated)]
     plotting.save_all(figures, args.figures)
-    step.finish(artifacts=args.figures, outputs=args.figures)
+    examples = {"reference": test, **generated}
+    for path, (i, source) in zip(args.sounds, [(i, s) for i in range(P.EXAMPLES) for s in P.LISTEN]):
+        audio.write_wav(path, S.waveform(examples[source][i]), S.SR)
+    step.finish(artifacts=args.figures + args.sounds, outputs=args.figures + args.sounds)
 
 
 if __name__ == "__main__":

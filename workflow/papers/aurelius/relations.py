@@ -138,10 +138,11 @@ BALANCE = {"balance_loud": 1.3, "balance_soft": 0.1}  # official config: the one
 REPEAT_S, GAP_S, START_S = 1.2, 0.8, 0.5
 
 
-def render(name: str, clips: list[np.ndarray], rng: np.random.Generator, n: int | None = None):
-    """The canvas of one pair and its occurrences [{slot, effect, start, end}], from one clip per slot."""
+def render_parts(name: str, clips: list[np.ndarray], rng: np.random.Generator, n: int | None = None):
+    """Each occurrence of one pair alone on its own canvas, with its {slot, effect, start, end}, from one clip per
+    slot (the evaluator labels a training mixture from each part's span)."""
     arrangement, events = layout(name, n)
-    canvas, occ, t = S.empty_canvas(), [], START_S
+    out, t = [], START_S
     for slot, effect in events:
         x = clips[slot]
         if arrangement == "repeat":
@@ -149,10 +150,17 @@ def render(name: str, clips: list[np.ndarray], rng: np.random.Generator, n: int 
         if effect == "stretch":
             x = x[:int(2.4 * S.SR)]  # 4.8 s once stretched: two stretched events still fit the canvas
         x = x * BALANCE[effect] if effect in BALANCE else S.apply(x, effect, rng)
-        start, end = S.place(canvas, x, START_S if arrangement == "overlap" else t)
-        occ.append({"slot": slot, "effect": effect, "start": start, "end": end})
+        alone = S.empty_canvas()
+        start, end = S.place(alone, x, START_S if arrangement == "overlap" else t)
+        out.append((alone, {"slot": slot, "effect": effect, "start": start, "end": end}))
         t = end + (GAP_S if arrangement == "repeat" else 0.5)
-    return canvas, occ
+    return out
+
+
+def render(name: str, clips: list[np.ndarray], rng: np.random.Generator, n: int | None = None):
+    """The canvas of one pair and its occurrences [{slot, effect, start, end}]."""
+    parts = render_parts(name, clips, rng, n)
+    return sum((alone for alone, _ in parts), S.empty_canvas()), [occ for _, occ in parts]
 
 
 # -- judging a detection (the MSR protocol) -------------------------------------------------------------------------

@@ -229,6 +229,20 @@ def mel(x: np.ndarray) -> np.ndarray:
     return np.log(m + 1e-7).astype(np.float32)
 
 
+def waveform(log_mel: np.ndarray, iterations: int = 16) -> np.ndarray:
+    """A listenable signal for a log-mel of `mel` (the reference's or a model's): the mel power spread back over the
+    FFT bins (the filterbank's pseudo-inverse, negatives clipped), held over each 200 ms frame, and Griffin-Lim
+    phases. Levels are kept (loud and quiet relations sound so); the detail lost to 32 bands and 5 frames per
+    second is not recovered."""
+    window, bank = _mel_basis()
+    power = np.clip(np.linalg.pinv(bank) @ (np.exp(np.asarray(log_mel, np.float64)) - 1e-7).T, 0, None)
+    length = int(len(log_mel) / FPS * SR)
+    hop = N_FFT // 4
+    at = np.clip((audio.frame_times(length, N_FFT, hop, SR) * FPS).astype(int), 0, len(log_mel) - 1)
+    magnitude = np.sqrt(power[:, at]) / window.sum()  # rfft of a Hann frame -> stft's magnitude scale
+    return audio.griffin_lim(magnitude, length, N_FFT, hop, SR, iterations)
+
+
 def frame_levels(x: np.ndarray) -> np.ndarray:
     """Per mel frame, 20 log10 of the signal's RMS over RMS (dB relative to a clip's normalised level)."""
     per = SR // FPS
