@@ -83,7 +83,7 @@ def fig_groups(table: pd.DataFrame):
 
 def fig_spectrograms(pairs: list[dict], reference: np.ndarray, generated: dict[str, np.ndarray]):
     n = len(next(iter(generated.values())))
-    fig, ax = plotting.subplots(n, 1 + len(generated), width=3.2, height=1.9)
+    fig, ax = plotting.subplots(n, 1 + len(generated), width=3.2, height=2.4)
     for i in range(n):
         for j, (name, mel) in enumerate([("reference", reference[i])] + [(k, v[i]) for k, v in generated.items()]):
             a = ax[i][j]
@@ -91,6 +91,8 @@ def fig_spectrograms(pairs: list[dict], reference: np.ndarray, generated: dict[s
                      extent=(0, 10, 0, 32))
             a.set_title(f"{NAMES.get(name, name)}" + (f"\n“{pairs[i]['text']}”" if j == 0 else ""), fontsize=7)
             a.set(xlabel="s" if i == n - 1 else "", ylabel="mel bin" if j == 0 else "")
+            a.grid(False)  # a grid over an image hides its detail
+            a.tick_params(labelbottom=i == n - 1)  # the time axis once, under the last row (titles sit above)
     return fig
 
 
