@@ -2,7 +2,7 @@
 # real + procedural event classes -> relation pairs -> evaluator (detector, effect classifier; scores the reference),
 # and beside it one TTA model per (strategy, seed), fine-tuned runs from their zero-shot model, each generating its
 # test audio -> every run scored, claims -> tables, figures and the examples as audio
-localrules: aurelius, aurelius_plot
+localrules: aurelius, aurelius_evaluate, aurelius_plot
 
 
 from workflow.papers.aurelius import plan as aurelius_plan
