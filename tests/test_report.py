@@ -40,7 +40,7 @@ def test_the_page_shows_kinds_controls_and_uncontrolled_claims():
 
     sections = [section("a", {"m": [0.9]}, {"m": [0.1]}), section("b", {"m": [0.9]}, {"m": [0.9]})]
     for s in sections:
-        s.update(rows=claim_rows(s["slug"], s["claims"]), figures=[], paper_md="", costs=[], provenance=[])
+        s.update(rows=claim_rows(s["slug"], s["claims"]), figures=[], sounds=[], paper_md="", costs=[], provenance=[])
     html = render(sections, "T", "default")
     assert html.count("<b>uncontrolled</b>: ") == 1 and "the control passes the same checks" in html
     assert "<td>sanity</td>" in html and "the mechanism removed (verdict fail)" in html
