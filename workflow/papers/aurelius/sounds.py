@@ -113,6 +113,8 @@ def recipe(family: str, index: int, seed: int) -> dict:
 def synth(r: dict, rng: np.random.Generator) -> np.ndarray:
     """One clip of a procedural class: the spec's family mechanism with +-6 % f0, +-15 % rate, a random phase and a
     +-10 % duration."""
+    from scipy.signal import fftconvolve
+
     n = int(r["duration"] * rng.uniform(0.9, 1.1) * SR)
     t = np.arange(n) / SR
     f0, rate, ph = r["f0"] * rng.uniform(0.94, 1.06), r["rate"] * rng.uniform(0.85, 1.15), rng.uniform(0, 2 * np.pi)
@@ -139,7 +141,7 @@ def synth(r: dict, rng: np.random.Generator) -> np.ndarray:
         strikes = (rng.random(n) < rate / SR).astype(float)
         strikes[0] = 1.0
         modes = sum(np.sin(2 * np.pi * f0 * m * t) * np.exp(-r["decay"] * m * t) for m in (1.0, 2.76, 5.4))
-        x = np.convolve(strikes, modes[:SR // 2], "full")[:n]
+        x = fftconvolve(strikes, modes[:SR // 2])[:n]  # a 0.5 s kernel: direct convolution was a fifth of a mixture's cost
     return normalise(x).astype(np.float32)
 
 
