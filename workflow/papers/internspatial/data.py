@@ -26,7 +26,7 @@ def build(n_scenes: int, rng: np.random.Generator, offset: int = 0):
         phi = float(np.arctan2(first.pos[1] - scene.room[1] / 2, first.pos[0] - scene.room[0] / 2))
         second = W.random_camera(scene, rng, yaw_around=phi + np.deg2rad(turn))
         anns = []
-        for cam in (first, second):
+        for cam in (first, second):  # qa.VIEWS images per scene, read back by qa.image_index
             img, inst = W.render(scene, cam)
             images.append(img)
             ids.append(inst)

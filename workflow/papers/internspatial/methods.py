@@ -98,9 +98,6 @@ class Data:
         self.vocab = vocabulary(self.items["train"] + self.items["test"], [s["names"] for s in self.scenes])
         self.answer_index = {a: i for i, a in enumerate(qa.ANSWERS)}
 
-    def view_index(self, it: dict, v: int) -> int:
-        return 2 * it["scene"] + it["views"][v]
-
     def encode(self, it: dict, fmt: str = "nl+raw", cues: list[int] | None = None) -> tuple[np.ndarray, list[int]]:
         """(images (views, 3, 48, 48) float32, token ids) of an item asked in a format."""
         scene = self.scenes[it["scene"]]
@@ -108,7 +105,7 @@ class Data:
         cues = cues or it["refs"]
         views = []
         for v in range(len(it["views"])):
-            k = self.view_index(it, v)
+            k = qa.image_index(it, v)
             img = self.images[k]
             if v == 0:
                 img = qa.overlay(img, self.ids[k], ann, fmt, cues)

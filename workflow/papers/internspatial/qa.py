@@ -33,6 +33,7 @@ ISB = ("position", "size", "existence", "counting", "rotation")
 VSI = ("rotation_angle", "count_room", "rel_distance")
 GENERAL = ("attribute",)
 MARGIN = 0.25  # m: a relation is asked only when it holds by this much (no ambiguous items)
+VIEWS = 2  # views the data step renders per scene, stored scene after scene
 ANSWERS = (("yes", "no", "first", "second") + tuple(W.COLOURS) + W.SHAPES + tuple(f"c{i}" for i in range(10))
            + DIRECTIONS + tuple(f"deg{d}" for d in range(45, 360, 45)))
 
@@ -184,3 +185,8 @@ def overlay(image: np.ndarray, ids: np.ndarray, ann: list[dict], fmt: str, cues:
         else:  # ids: a 3 x 3 tag of the mark's colour at the box's top-left corner
             draw.rectangle([box[0], box[1], box[0] + 2, box[1] + 2], fill=MARK_COLOURS[k])
     return np.asarray(img)
+
+
+def image_index(it: dict, v: int = 0) -> int:
+    """Where an item's view v lies in the data step's image arrays (VIEWS images per scene, in scene order)."""
+    return VIEWS * it["scene"] + it["views"][v]
