@@ -253,3 +253,22 @@ def test_the_eos_masked_loss_scores_each_row_up_to_its_first_eos_and_greedy_pads
     for row in out.tolist():
         if 2 in row:
             assert set(row[row.index(2):]) == {2}
+
+
+@pytest.mark.parametrize("eos_boost", [0.0, 3.0, 50.0])
+def test_greedy_stopping_once_every_row_ended_equals_decoding_the_whole_length(eos_boost):
+    """greedy stops early when every row has its <eos>; the result must equal plain full-length argmax decoding
+    without a cache (boost 50: every row ends at once; 3: some rows end; 0: a random model)."""
+    from workflow.lib.tinylm import greedy
+
+    torch.manual_seed(1)
+    m = model(causal=True)
+    with torch.no_grad():
+        m.head.weight[2] += eos_boost * m.head.weight[2].sign()  # eos = 2: more likely after some inputs
+        prompt = torch.randint(3, 12, (6, 4))
+        x = prompt
+        for _ in range(8):
+            x = torch.cat([x, m(x)[:, -1].argmax(-1, keepdim=True)], 1)
+        full = x[:, 4:]
+        full = torch.where((full == 2).cumsum(1) > 0, torch.full_like(full, 2), full)
+        torch.testing.assert_close(greedy(m, prompt, 8, eos=2), full)

@@ -134,7 +134,11 @@ class TinyLM(nn.Module):
 def next_token_loss(model: TinyLM, prompt: torch.Tensor, response: torch.Tensor, eos: int | None = None) -> torch.Tensor:
     """The autoregressive objective on the response only: mean -log p(y_t | prompt, y_<t) over its G tokens (its
     <eos> padding included, so the model learns to stop). With `eos`, only the tokens up to each row's first <eos>
-    are scored: for responses much shorter than G, the padding would otherwise carry most of the loss."""
+    are scored: for responses much shorter than G, the padding would otherwise carry most of the loss. A causal
+    model is then fed only up to the batch's last scored token: the columns after it change no scored logit."""
+    if eos is not None and model.config.causal:
+        ended = (response == eos).int().cumsum(1) > 0
+        response = response[:, :int((~ended).sum(1).max()) + 1]
     P = prompt.shape[1]
     logits = model(torch.cat([prompt, response[:, :-1]], dim=1))[:, P - 1:]
     losses = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), response.reshape(-1), reduction="none")
@@ -150,14 +154,18 @@ def greedy(model: TinyLM, prompts: torch.Tensor, length: int, eos: int) -> torch
     token after a row's first <eos> set to <eos>."""
     cache = KVCache(model.config.layers)
     logits = model(prompts, cache=cache)
-    out = []
+    out, ended = [], torch.zeros(prompts.shape[0], 1, dtype=torch.bool)
     for _ in range(length):
         token = logits[:, -1].argmax(-1, keepdim=True)
         out.append(token)
+        ended |= token == eos
+        if ended.all():  # the rest would be set to <eos> anyway
+            break
         logits = model(token, cache=cache)
     tokens = torch.cat(out, 1)
     ended = (tokens == eos).cumsum(1) > 0
-    return torch.where(ended, torch.full_like(tokens, eos), tokens)
+    tokens = torch.where(ended, torch.full_like(tokens, eos), tokens)
+    return torch.cat([tokens, torch.full((tokens.shape[0], length - tokens.shape[1]), eos)], 1)
 
 
 def parameter_count(model: nn.Module) -> int:
