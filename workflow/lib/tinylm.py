@@ -136,15 +136,18 @@ def next_token_loss(model: TinyLM, prompt: torch.Tensor, response: torch.Tensor,
     <eos> padding included, so the model learns to stop). With `eos`, only the tokens up to each row's first <eos>
     are scored: for responses much shorter than G, the padding would otherwise carry most of the loss. A causal
     model is then fed only up to the batch's last scored token: the columns after it change no scored logit."""
-    if eos is not None and model.config.causal:
-        ended = (response == eos).int().cumsum(1) > 0
-        response = response[:, :int((~ended).sum(1).max()) + 1]
+    scored = None
+    if eos is not None:
+        is_eos = response == eos
+        scored = (is_eos.cumsum(1) - is_eos.int()) == 0  # up to and including the first <eos>
+        if model.config.causal:
+            keep = int(scored.sum(1).max())
+            response, scored = response[:, :keep], scored[:, :keep]
     P = prompt.shape[1]
     logits = model(torch.cat([prompt, response[:, :-1]], dim=1))[:, P - 1:]
     losses = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), response.reshape(-1), reduction="none")
-    if eos is None:
+    if scored is None:
         return losses.mean()
-    scored = ((response == eos).cumsum(1) - (response == eos).int()) == 0  # up to and including the first <eos>
     return (losses * scored.reshape(-1)).sum() / scored.sum()
 
 
