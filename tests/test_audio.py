@@ -52,3 +52,18 @@ def test_griffin_lim_finds_a_signal_with_the_asked_magnitude():
     assert len(y) == len(x) and audio.frame_times(len(x)).shape == (magnitude.shape[1],)
     assert found < 0.2 < 0.5 < random_phase  # the projections converge (measured: 0.64 -> 0.14)
     assert np.abs(y - x).max() > 0.1  # its own phases: the magnitude, not the waveform, is what it matches
+
+
+@pytest.mark.parametrize("n, n_fft, hop", [(4000, 256, 64), (8000, 256, 800), (1001, 64, 16), (300, 256, 64)])
+def test_the_stft_and_its_inverse_equal_scipys_frame_by_frame_shorttimefft(n, n_fft, hop):
+    """The vectorised transforms give ShortTimeFFT's own values (its methods, looping over frames, are the reference)."""
+    from scipy.signal import ShortTimeFFT
+    from scipy.signal.windows import hann
+
+    sft = ShortTimeFFT(hann(n_fft, sym=False), hop=hop, fs=8000, mfft=n_fft, scale_to="magnitude")
+    x = np.random.default_rng(n).normal(size=n)
+    spec = audio.stft(x, n_fft, hop)
+    np.testing.assert_allclose(spec, sft.stft(x), atol=1e-12)
+    if hop <= n_fft // 2:  # invertible (log_mel's hop of 800 only analyses)
+        noisy = spec * np.exp(1j * np.random.default_rng(1).random(spec.shape))  # no signal's STFT: overlap-add shows
+        np.testing.assert_allclose(audio.istft(noisy, n, n_fft, hop), sft.istft(noisy, k1=n), atol=1e-12)
