@@ -15,9 +15,8 @@ import subprocess
 import time
 from pathlib import Path
 
-# The papers the scaled runs use: short smoke runs that still cover real data (cosa's fetch), training, a
-# checkpoint dependency and the claims engine; their claims must equal the local smoke run's (smoke_repo).
-PAPERS = ("adam_implicit_bias", "cosa")
+from conftest import SCALE_PAPERS as PAPERS  # their claims must equal the local smoke run's (scale_smoke_repo)
+
 CLAIMS = [f"results/{paper}/claims.json" for paper in PAPERS]
 SLURM_CONF = Path("/etc/slurm/slurm.conf")
 MARK = "# a single-node test cluster written by tests/scale/services.py"

@@ -6,21 +6,24 @@ import shutil
 
 import yaml
 
-from conftest import BIN, env, run
-from services import S3_ENV, s3_server
+from conftest import BIN, SCALE_OTHER_PAPER, env, run
+from services import PAPERS, S3_ENV, s3_server
 
 from workflow.core.dvcgen import shared
 
 
-def test_push_delete_pull_leaves_dvc_and_snakemake_with_nothing_to_do(smoke_repo, tmp_path):
+def test_push_delete_pull_leaves_dvc_and_snakemake_with_nothing_to_do(scale_smoke_repo, tmp_path):
     repo = tmp_path / "repo"
-    shutil.copytree(smoke_repo, repo, symlinks=True)
+    shutil.copytree(scale_smoke_repo, repo, symlinks=True)
     dvc = lambda *args, **kw: run([str(BIN / "dvc"), *args], repo, env=s3_env, **kw)  # noqa: E731
     s3_env = env() | S3_ENV
-    # the state `make reproduce` leaves: dvc.yaml of the run's profile, every stage committed
+    # the state `make reproduce` leaves: dvc.yaml of the run's profile, every stage committed (every stage of the
+    # papers this session ran: the plot stages and all they depend on)
+    papers = (*PAPERS, SCALE_OTHER_PAPER)
+    stages = [f"{paper}_plot" for paper in papers]
     run(["python", "-m", "workflow.core.dvcgen", "--profile", "smoke"], repo)
     dvc("repro", "--quiet", "dag_shape")
-    dvc("commit", "--force", "--no-relink", "--quiet")
+    dvc("commit", "--force", "--no-relink", "--quiet", "--with-deps", *stages)
     lock = yaml.safe_load((repo / "dvc.lock").read_text())["stages"]
     outs = sorted({o["path"] for st in lock.values() for o in st.get("outs", []) if shared(o["path"])})
     assert any(o.endswith(".pt") for o in outs) and any(o.startswith("data/raw/") for o in outs), outs
@@ -35,15 +38,15 @@ def test_push_delete_pull_leaves_dvc_and_snakemake_with_nothing_to_do(smoke_repo
         for out in outs:  # gone from the workspace and from the cache: only the remote has them
             (repo / out).unlink()
         shutil.rmtree(repo / ".dvc/cache")
-        assert "deleted" in dvc("status").stdout
+        assert "deleted" in dvc("status", "--with-deps", *stages).stdout
 
         dvc("pull")
         assert all((repo / out).is_file() for out in outs)
-        assert "in sync" in dvc("status", "-c").stdout
-        assert "up to date" in dvc("status").stdout.lower()
+        assert "in sync" in dvc("status", "-c", "--with-deps", *stages).stdout
+        assert "up to date" in dvc("status", "--with-deps", *stages).stdout.lower()
 
     # pulled files are newer than what was made from them (without --touch: 14 jobs re-run for "updated input
     # files"); dvc status -c vouched for their content, so Snakemake is told they are current (README)
-    run([str(BIN / "snakemake"), "--profile", "profiles/smoke", "--touch"], repo)
-    dry = run([str(BIN / "snakemake"), "--profile", "profiles/smoke", "-n"], repo).stdout
+    run([str(BIN / "snakemake"), "--profile", "profiles/smoke", "--touch", *papers], repo)
+    dry = run([str(BIN / "snakemake"), "--profile", "profiles/smoke", "-n", *papers], repo).stdout
     assert "Nothing to be done" in dry, dry[-3000:]

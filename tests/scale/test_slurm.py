@@ -10,7 +10,7 @@ from test_dvc import deterministic_claims
 LIMIT_S = 900  # the whole SLURM run; killed hard after it (a status-check hang of the executor ignores SIGTERM)
 
 
-def test_two_papers_through_slurm_give_the_local_claims(smoke_repo, tmp_path):
+def test_two_papers_through_slurm_give_the_local_claims(scale_smoke_repo, tmp_path):
     repo = copy_repo(tmp_path / "repo")
     with slurm_cluster(tmp_path / "slurm") as conf:
         done = run(["timeout", "-s", "KILL", str(LIMIT_S), str(BIN / "snakemake"), *CLAIMS, "--profile", "profiles/slurm",
@@ -28,4 +28,4 @@ def test_two_papers_through_slurm_give_the_local_claims(smoke_repo, tmp_path):
     assert local > 0
     for paper in PAPERS:
         assert deterministic_claims(repo / f"results/{paper}/claims.json") == \
-            deterministic_claims(smoke_repo / f"results/{paper}/claims.json"), paper
+            deterministic_claims(scale_smoke_repo / f"results/{paper}/claims.json"), paper

@@ -39,9 +39,9 @@ def record_ids(repo: Path, paper: str) -> set[str]:
     return {json.loads(p.read_text())["record_id"] for p in (repo / "results" / paper / "logs").glob("**/*.run.json")}
 
 
-def test_parallel_track_jobs_and_track_sync_against_a_postgres_server(smoke_repo, tmp_path, tracking_server):
+def test_parallel_track_jobs_and_track_sync_against_a_postgres_server(scale_smoke_repo, tmp_path, tracking_server):
     repo = tmp_path / "repo"
-    shutil.copytree(smoke_repo, repo, symlinks=True)
+    shutil.copytree(scale_smoke_repo, repo, symlinks=True)
     (repo / ".venv").symlink_to(ROOT / ".venv")  # for `make track-sync`
     for paper in PAPERS:  # the track jobs run again, this time against the server
         (repo / f"results/{paper}/tracking.json").unlink()
