@@ -32,7 +32,7 @@ def test_push_delete_pull_leaves_dvc_and_snakemake_with_nothing_to_do(scale_smok
         # the README's commands for a user's bucket, plus the endpoint of this test's server
         dvc("remote", "add", "-d", "lab", "s3://lab-artifacts/iclr2026-repro")
         dvc("remote", "modify", "lab", "endpointurl", endpoint)
-        pushed = dvc("push").stdout
+        pushed = dvc("push", "--with-deps", *stages).stdout
         assert f"{len(outs)} file" in pushed or "files pushed" in pushed, pushed
 
         for out in outs:  # gone from the workspace and from the cache: only the remote has them
@@ -40,7 +40,7 @@ def test_push_delete_pull_leaves_dvc_and_snakemake_with_nothing_to_do(scale_smok
         shutil.rmtree(repo / ".dvc/cache")
         assert "deleted" in dvc("status", "--with-deps", *stages).stdout
 
-        dvc("pull")
+        dvc("pull", "--with-deps", *stages)
         assert all((repo / out).is_file() for out in outs)
         assert "in sync" in dvc("status", "-c", "--with-deps", *stages).stdout
         assert "up to date" in dvc("status", "--with-deps", *stages).stdout.lower()
