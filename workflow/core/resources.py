@@ -61,21 +61,19 @@ def resources(u: dict) -> dict:
     return {"mem_mb": mem, "runtime": max(TIME_FLOOR_MIN, math.ceil(u["seconds"] * TIME_HEADROOM / 60))}
 
 
-def kept_lines(path: Path, measured: set[str]) -> list[str]:
-    """The entries of an existing resources file for rules this run did not measure (a run of some papers only
-    refreshes their rules and leaves the others' earlier measurements as they were)."""
-    if not path.exists():
-        return []
-    return [line for line in path.read_text().splitlines()
+def kept_lines(text: str, measured: set[str]) -> list[str]:
+    """The entries of the existing resources file (its text) for rules this run did not measure (a run of some
+    papers only refreshes their rules and leaves the others' earlier measurements as they were)."""
+    return [line for line in text.splitlines()
             if line and not line.startswith("#") and line.split(":", 1)[0] not in measured]
 
 
 ENTRY = re.compile(r"^([\w-]+):.*# (\d+) job\(s\), peak ([\d.]+) MB, longest ([\d.]+) s$")
 
 
-def earlier(path: Path) -> dict[str, dict]:
-    """What an existing resources file measured per rule, read back from its entries' comments."""
-    found = (ENTRY.match(line) for line in (path.read_text().splitlines() if path.exists() else []))
+def earlier(text: str) -> dict[str, dict]:
+    """What the existing resources file (its text) measured per rule, read back from its entries' comments."""
+    found = (ENTRY.match(line) for line in text.splitlines())
     return {m[1]: {"jobs": int(m[2]), "max_rss_mb": float(m[3]), "seconds": float(m[4])} for m in found if m}
 
 
@@ -118,8 +116,9 @@ def main(argv=None) -> int:
     if not usage:
         print(f"no benchmark files under {args.results}: run `make reproduce` first", file=sys.stderr)
         return 1
-    usage = merged(usage, earlier(args.out))
-    kept = kept_lines(args.out, set(usage))
+    old = args.out.read_text() if args.out.exists() else ""
+    usage = merged(usage, earlier(old))
+    kept = kept_lines(old, set(usage))
     args.out.write_text(render(usage, kept))
     print(f"wrote {args.out}: {len(usage)} rules measured, {len(kept)} kept from the earlier file")
     return 0
