@@ -35,7 +35,10 @@ class VectorQuantizer(nn.Module):
 
     def assign(self, z: torch.Tensor, group: torch.Tensor | None = None) -> torch.Tensor:
         """The index of each row's nearest code (inside its group's sub-codebook when groups > 1)."""
-        z = self.prepare(z)
+        return self._nearest(self.prepare(z), group)
+
+    def _nearest(self, z: torch.Tensor, group: torch.Tensor | None) -> torch.Tensor:
+        """assign() for rows already prepared (l2-normalised when cosine)."""
         if self.cosine:
             dist = -z @ self.codes.T
         else:
@@ -49,8 +52,8 @@ class VectorQuantizer(nn.Module):
 
     def forward(self, z: torch.Tensor, group: torch.Tensor | None = None):
         """(quantised z with straight-through gradient, code indices, commitment loss) for rows z (n, dim)."""
-        idx = self.assign(z.detach(), group)
         zp = self.prepare(z)
+        idx = self._nearest(zp.detach(), group)
         q = self.codes[idx]
         if self.training:
             self._update(zp.detach(), idx, group)

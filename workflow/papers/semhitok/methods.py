@@ -174,17 +174,22 @@ class Tokenizer(nn.Module):
         self.teacher.eval()
         return self
 
-    def semantic_codes(self, x):
+    def semantic_codes(self, x, feats=None):
+        """Each patch's semantic code, from the frozen teacher's features of images x (`feats`, when given)."""
         with torch.no_grad():
-            _, k, _ = self.sem(self.teacher.features(x))
+            _, k, _ = self.sem(self.teacher.features(x) if feats is None else feats)
         return k.reshape(-1)
 
-    def forward(self, x, route=None):
+    def forward(self, x, route=None, feats=None):
         """(reconstruction, token ids (b, 16), auxiliary loss). `route`: the random control's sub-codebook per
-        patch (rows of the batch's patches); every other kind routes by the semantic code."""
+        patch (rows of the batch's patches); every other kind routes by the semantic code. `feats`: the teacher's
+        features of x when the caller has them (training reuses them as the loss's target)."""
         b = x.shape[0]
         aux = torch.zeros(())
-        k = self.semantic_codes(x)
+        if feats is None:
+            with torch.no_grad():
+                feats = self.teacher.features(x)
+        k = self.semantic_codes(x, feats)
         parts = []
         if self.proj is not None:
             parts.append(self.proj(self.sem.vq.codes[k]))
@@ -204,15 +209,14 @@ class Tokenizer(nn.Module):
         else:
             tokens = j
         if self.head is not None:
-            aux = aux + self.lam * feature_loss(self.head(code), self.teacher.features(x).detach())
+            aux = aux + self.lam * feature_loss(self.head(code), feats)
         return self.dec(code), tokens.reshape(b, 16), aux
 
 
-def pixel_loss(teacher: Teacher, rec, x, perceptual: float):
+def pixel_loss(teacher: Teacher, rec, x, target, perceptual: float):
     """L1 + MSE + perceptual * the squared distance in the frozen teacher's feature space (no GAN), relative to the
     features' mean square: raw, the teacher's features (std ~8) made that term 100x the pixel terms (measured: every
-    tokenizer fell below the data set's mean image, 13.8 vs 15.0 dB)."""
-    target = teacher.features(x).detach()
+    tokenizer fell below the data set's mean image, 13.8 vs 15.0 dB). `target`: the teacher's features of x."""
     relative = F.mse_loss(teacher.features(rec), target) / target.pow(2).mean()
     return F.l1_loss(rec, x) + F.mse_loss(rec, x) + perceptual * relative
 
@@ -222,8 +226,11 @@ def fit_tokenizer(tok: Tokenizer, x: np.ndarray, route: np.ndarray | None, p: di
     rt = None if route is None else torch.from_numpy(route)
 
     def batch_loss(idx):
-        rec, _, aux = tok(xt[idx], None if rt is None else rt[idx].reshape(-1))
-        return pixel_loss(tok.teacher, rec, xt[idx], p["perceptual"]) + aux
+        x = xt[idx]
+        with torch.no_grad():  # once a batch: the semantic codes, the joint head's target and the loss's target
+            feats = tok.teacher.features(x)
+        rec, _, aux = tok(x, None if rt is None else rt[idx].reshape(-1), feats)
+        return pixel_loss(tok.teacher, rec, x, feats, p["perceptual"]) + aux
 
     tok.train()
     fit_epochs([q for q in tok.parameters() if q.requires_grad], len(x), p, rng, batch_loss, curve)
