@@ -8,6 +8,7 @@ Spec defaults for aurelius: 8 kHz mono, n_fft 256, 32 mel bands; a hop of 800 sa
 from __future__ import annotations
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 
 def _stft(n_fft: int, hop: int, sr: float):
@@ -24,8 +25,6 @@ def _first_sample(sft) -> int:
 
 def stft(x: np.ndarray, n_fft: int = 256, hop: int = 64, sr: float = 8000) -> np.ndarray:
     """Complex spectrogram (n_fft // 2 + 1 frequencies, frames) of a mono signal: ShortTimeFFT.stft's values."""
-    from numpy.lib.stride_tricks import sliding_window_view
-
     sft, x = _stft(n_fft, hop, sr), np.asarray(x, float)
     first, n_frames = _first_sample(sft), sft.p_max(len(x)) - sft.p_min
     padded = np.pad(x, (-first, max(0, first + (n_frames - 1) * hop + n_fft - len(x))))  # zeros beyond the ends
