@@ -7,7 +7,10 @@ In a throw-away copy of the project, a profile `scale` sweeps adam_implicit_bias
 job, which claims C3 and C5 read: 4 N + 2 jobs, 10,002 for N = 2,500). It times, with Snakemake on 1 core:
   1. `snakemake -n` of the whole sweep (building the DAG);
   2. the evaluate job over all the runs (its command line does not grow with them: the step finds its inputs
-     through the paper's plan module).
+     through the paper's plan module);
+  3. for reference, `snakemake -n` of a bare Snakefile of the same shape (a data rule and a train rule of N * 2
+     jobs each, with input, output, log, benchmark, resources and a shell command, and one evaluate job): what
+     Snakemake itself costs per job, none of this project's code involved.
 The runs' files are not computed for every data set: the first data set of each family and its train job are
 computed by the real steps and copied to every other name (this measures the DAG and the evaluate step, not the
 optimisers), then `snakemake --touch` records them as made.
@@ -25,6 +28,35 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
+BARE = """N = {n}
+NAMES = [f"{{family}}{{k}}" for family in ("gr", "gauss") for k in range(N)]
+
+rule all:
+    input: "claims.json"
+
+rule data:
+    input: "params.yaml"
+    output: "data/{{name}}.npz"
+    log: out="logs/data/{{name}}.log", run="logs/data/{{name}}.run.json"
+    benchmark: "bench/data/{{name}}.tsv"
+    threads: 1
+    resources: mem_mb=512, runtime=5
+    shell: "python -m step data {{wildcards.name}} --out {{output:q}} --log {{log.out:q}} --record {{log.run:q}}"
+
+rule train:
+    input: data="data/{{name}}.npz", params="params.yaml"
+    output: "train/{{name}}.npz"
+    log: out="logs/train/{{name}}.log", run="logs/train/{{name}}.run.json"
+    benchmark: "bench/train/{{name}}.tsv"
+    threads: 1
+    resources: mem_mb=512, runtime=5
+    shell: "python -m step train {{wildcards.name}} --data {{input.data:q}} --out {{output:q}} --log {{log.out:q}}"
+
+rule evaluate:
+    input: expand("train/{{name}}.npz", name=NAMES)
+    output: "claims.json"
+    shell: "python -m step evaluate --out {{output:q}}"
+"""
 PROFILE = """adam_implicit_bias:
   datasets: {{gr: {n}, gauss: {n}, batch_sweep: 1}}
   train: {{steps: 200, record_points: 5}}
@@ -87,6 +119,15 @@ def main() -> None:
         print(f"snakemake -n --quiet, {jobs} jobs: {seconds:.1f} s ({1000 * seconds / jobs:.2f} ms per job)")
         seconds, _ = sh(snake + ["-n", "--forceall"] + target, repo)  # as a user previews it: every job printed
         print(f"snakemake -n (printing every job): {seconds:.1f} s")
+        bare = repo / "bare"
+        bare.mkdir()
+        (bare / "Snakefile").write_text(BARE.format(n=args.datasets))
+        (bare / "params.yaml").write_text("{}\n")
+        bare_quiet = [str(BIN / "snakemake"), "--cores", "1", "-n", "--forceall", "--quiet", "all"]
+        sh(bare_quiet, bare)
+        seconds, _ = sh(bare_quiet, bare)
+        print(f"the same shape in a bare Snakefile (Snakemake alone), -n --quiet: {seconds:.1f} s "
+              f"({1000 * seconds / (4 * args.datasets + 1):.2f} ms per job)")
         seed_outputs(repo, args.datasets)
         sh(snake + target + ["--touch", "--until", "adam_implicit_bias_train"], repo)  # targets first: --until takes a list
         seconds, out = sh(snake + ["--cores", "1"] + target, repo)
