@@ -45,8 +45,8 @@ def test_push_delete_pull_leaves_dvc_and_snakemake_with_nothing_to_do(scale_smok
         assert "in sync" in dvc("status", "-c", "--with-deps", *stages).stdout
         assert "up to date" in dvc("status", "--with-deps", *stages).stdout.lower()
 
-    # pulled files are newer than what was made from them (without --touch, the jobs reading them re-run for "updated input
-    # files"); dvc status -c vouched for their content, so Snakemake is told they are current (README)
+    # pulled files are newer than what was made from them (without --touch, the jobs reading them re-run for
+    # "updated input files"); dvc status -c vouched for their content, so Snakemake is told they are current (README)
     run([str(BIN / "snakemake"), "--profile", "profiles/smoke", "--touch", *papers], repo)
     dry = run([str(BIN / "snakemake"), "--profile", "profiles/smoke", "-n", *papers], repo).stdout
     assert "Nothing to be done" in dry, dry[-3000:]
