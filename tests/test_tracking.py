@@ -176,3 +176,43 @@ def test_track_sync_ignores_the_marker_and_clears_it(tmp_path, monkeypatch):
     assert "1 newly logged" in run(["python", "-m", "workflow.core.tracking", "sync", "--retry", "--results",
                                     str(results)], ROOT, env=store).stdout  # what `make track-sync` runs
     assert not marker.exists() and console_line(results) == ""
+
+
+# ---- a failed job's record: Snakemake leaves an empty file in its place ------------------------------------
+
+def failed_job_beside(record):
+    """What a failed job leaves beside a good record: Snakemake creates the declared log it did not write, empty;
+    and one cut short (a full disk)."""
+    empty, cut = record.parent / "failed.run.json", record.parent / "cut.run.json"
+    empty.write_text("")
+    cut.write_text(record.read_text()[:40])
+    return empty, cut
+
+
+def test_sync_skips_and_names_a_failed_jobs_empty_record(tmp_path):
+    record, results, store = two_metric_record(tmp_path)
+    empty, cut = failed_job_beside(record)
+    out = results / "data" / "tracking.json"
+    done = run([*SYNC_CLI, "--retry", "--results", str(results), "--out", str(out)], ROOT, env=store, check=False)
+    assert done.returncode == 0, done.stderr  # make track-sync: the good record is logged, the rest named
+    assert "1 newly logged" in done.stdout and "Traceback" not in done.stderr
+    assert f"skipped {empty}: empty (the job failed" in done.stdout and f"skipped {cut}: not a complete" in done.stdout
+    summary = json.loads(out.read_text())
+    assert summary["unreadable_records"] == ["results/data/logs/fetch/cut.run.json",
+                                             "results/data/logs/fetch/failed.run.json"] and summary["untracked"] == 0
+    assert json.loads(record.read_text())["mlflow_run_id"]
+
+
+def test_an_outage_with_a_failed_jobs_record_still_lists_the_good_one(tmp_path, monkeypatch):
+    from workflow.core.tracking import console_line
+
+    record, _ = fetch_co2(tmp_path)
+    failed_job_beside(record)
+    results = tmp_path / "results"
+    outage = env() | {"MLFLOW_TRACKING_URI": "http://127.0.0.1:9"}
+    out = results / "data" / "tracking.json"
+    done = run([*SYNC_CLI, "--results", str(results), "--out", str(out)], ROOT, env=outage)
+    assert "Traceback" not in done.stderr and json.loads(out.read_text())["untracked_records"] == [
+        "results/data/logs/fetch/co2.run.json"]
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:9")
+    assert console_line(results).startswith("MLflow: 1 run record(s) not tracked")

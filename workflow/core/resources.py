@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import math
 import re
 import sys
@@ -22,6 +21,7 @@ from pathlib import Path
 import yaml
 
 from .params import ROOT
+from .records import read_record
 
 RESOURCES = ROOT / "workflow" / "resources.yaml"
 # Headroom: peak memory varies a little between runs and BLAS builds, and a job over its SLURM memory is killed;
@@ -33,9 +33,9 @@ FALLBACK = {"mem_mb": 4096, "runtime": 60}
 
 def rule_of(bench: Path) -> str | None:
     """The rule a benchmark file belongs to: its run record (logs/ instead of bench/) names it."""
-    record = Path(str(bench).replace("/bench/", "/logs/", 1)).with_suffix(".run.json")
-    if record.exists():
-        return json.loads(record.read_text())["rule"]
+    record = read_record(Path(str(bench).replace("/bench/", "/logs/", 1)).with_suffix(".run.json"))
+    if record is not None:  # none, or a failed job's empty file
+        return record["rule"]
     return "track" if bench.name == "track.tsv" else None  # the track jobs write no run record
 
 

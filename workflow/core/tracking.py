@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .io import read_json, write_json
-from .params import ROOT
+from .params import ROOT, shown
+from .records import read_record, why_unreadable
 from .store import client, experiment_id, mark_unreachable, run_tags, tracking_uri
 
 RESULTS = ROOT / "results"
@@ -133,14 +134,16 @@ class SyncReport:
     replaced: int = 0
     duplicates_removed: int = 0
     untracked: list = field(default_factory=list)
+    unreadable: list = field(default_factory=list)  # files in a record's place that are not one (records.py)
     error: str = ""
 
     def line(self) -> str:
+        skipped = "".join(f"\nskipped {shown(p)}: {why_unreadable(p)}" for p in self.unreadable)
         if not self.untracked and not self.error:
             return (f"{self.seen} run records, {self.logged} newly logged to MLflow ({tracking_uri()}), "
-                    f"{self.replaced} incomplete runs replaced, {self.duplicates_removed} duplicates removed")
+                    f"{self.replaced} incomplete runs replaced, {self.duplicates_removed} duplicates removed" + skipped)
         return (f"MLflow: {len(self.untracked)} of {self.seen} runs could not be tracked ({self.error}); the results "
-                f"are safe in results/. Once the store answers, run `{FIX}` to log them.")
+                f"are safe in results/. Once the store answers, run `{FIX}` to log them." + skipped)
 
 
 def records_of(results: Path, paper: str) -> list[Path]:
@@ -183,7 +186,10 @@ def _sync_records(c, paper: str, paths: list[Path], report: SyncReport, catalog:
     known = existing_runs(c, exp_id)
     uri = tracking_uri()
     for path in paths:
-        record = read_json(path)
+        record = read_record(path)
+        if record is None:  # a failed job's empty file: named, never a reason to stop (nor to fail the track job)
+            report.unreadable.append(path)
+            continue
         report.seen += 1
         runs = known.get(record["record_id"], [])
         own = record.get("mlflow_run_id")
@@ -223,10 +229,11 @@ def sync(papers: list[str] | None = None, results: Path = RESULTS, retry: bool =
     except Exception as exc:  # noqa: BLE001 - an outage must never fail the pipeline: the records are the truth
         mark_unreachable(exc, marker)  # a server that died mid-sync: spare the next track jobs its timeout
         report.error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
-        every = [p for paper in papers for p in records_of(results, paper)]
+        records = {p: read_record(p) for paper in papers for p in records_of(results, paper)}
         uri = tracking_uri()
-        report.untracked = [str(p) for p in every if read_json(p).get(TRACKED) != uri]
-        report.seen = len(every)
+        report.untracked = [str(p) for p, rec in records.items() if rec is not None and rec.get(TRACKED) != uri]
+        report.unreadable = [p for p, rec in records.items() if rec is None]
+        report.seen = len(records) - len(report.unreadable)
     return report
 
 
@@ -241,8 +248,8 @@ def console_line(results: Path = RESULTS) -> str:
         except (OSError, ValueError):
             continue
         for name in s.get("untracked_records", []):
-            path = results.parent / name
-            if path.exists() and read_json(path).get(TRACKED) != uri:
+            record = read_record(results.parent / name)
+            if record is not None and record.get(TRACKED) != uri:
                 missing.add(name)
                 errors.add(s.get("error", ""))
     if not missing:
@@ -273,6 +280,7 @@ def main(argv=None) -> int:
         root = args.results.parent
         write_json(args.out, {"papers": args.paper or [], "records": report.seen, "untracked": len(report.untracked),
                               "untracked_records": [str(Path(p).relative_to(root)) for p in report.untracked],
+                              "unreadable_records": [str(Path(p).relative_to(root)) for p in report.unreadable],
                               "error": report.error})
     # A track job never fails the pipeline (its records are kept); `make track-sync` by hand says it failed.
     return 1 if args.retry and report.untracked else 0

@@ -14,6 +14,7 @@ import pandas as pd
 
 from workflow.core import claims as claims_mod
 from workflow.core.io import read_json, write_text
+from workflow.core.records import read_records
 from workflow.core.params import ROOT, read_yaml
 from workflow.core.step import Step, git_commit
 from workflow.core.store import tracking_uri
@@ -48,7 +49,7 @@ def claim_rows(paper: str, claims: dict) -> list[dict]:
 def records(paper: str, profile: str) -> dict[Path, dict]:
     """The run records of this profile's jobs (records left by another profile's run are ignored)."""
     logs = ROOT / "results" / paper / "logs"
-    found = {path: read_json(path) for path in sorted(logs.glob("**/*.run.json"))}
+    found, _ = read_records(sorted(logs.glob("**/*.run.json")))  # a failed job's empty file is no record
     return {path: rec for path, rec in found.items() if rec.get("profile") == profile}
 
 
