@@ -9,11 +9,21 @@ import contextlib
 import hashlib
 import json
 import os
+import re
+import socket
 import tempfile
 from pathlib import Path
 
 UMASK = os.umask(0)
 os.umask(UMASK)
+# A temporary file's name says who writes it (.<name>.<random>.<host>-pid<pid>.tmp<suffix>), so that a run cleaning
+# up after a killed one (workflow/core/housekeeping.py) removes only files whose writer is gone.
+WRITER = re.compile(r"\.(?P<host>[A-Za-z0-9-]+)-pid(?P<pid>[0-9]+)\.tmp[^/]*$")
+
+
+def this_host() -> str:
+    """The node name, reduced to what the temporary name's pattern keeps intact."""
+    return re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname()) or "host"
 
 
 @contextlib.contextmanager
@@ -21,7 +31,8 @@ def atomic_path(path):
     """Yield a temporary path beside `path`; rename it onto `path` only if the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + path.suffix, dir=path.parent)
+    writer = f".{this_host()}-pid{os.getpid()}.tmp"
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=writer + path.suffix, dir=path.parent)
     os.close(fd)
     os.chmod(tmp, 0o666 & ~UMASK)  # mkstemp makes 0600 files; outputs get the usual permissions
     try:
