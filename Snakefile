@@ -12,7 +12,7 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 from workflow.core.claims import ClaimsError, validate_papers
-from workflow.core.params import ParamsError, load
+from workflow.core.params import ParamsError, check_plan_size, load
 from workflow.papers import PAPERS
 
 PROFILE = config.get("profile", "default")
@@ -31,6 +31,12 @@ for paper in PAPERS:  # rules/<slug>.smk: the paper's data -> runs -> evaluate -
 
 include: "rules/report.smk"
 include: "rules/track.smk"
+
+
+try:  # the files the rules plan (a paper's evaluate rule lists its runs), counted before the DAG is built
+    check_plan_size(sum(isinstance(f, str) for rule in workflow.rules for f in rule.input), config.get("max_planned_files"))
+except ParamsError as err:
+    raise WorkflowError(str(err)) from None
 
 
 localrules: all

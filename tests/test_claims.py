@@ -195,6 +195,10 @@ def test_a_closed_gate_makes_its_dependent_claims_inconclusive_and_names_itself(
     (lambda s: s["claims"][0].update(kind="info", no_control="info claims are not judged at all"), "no control"),
     (lambda s: s["claims"][0].update(requires=["A"]), "requires claim 'A', which is not a claim written before it"),
     (lambda s: s["claims"][0].update(requires=["Z"]), "requires claim 'Z'"),
+    (lambda s: s["claims"][0]["checks"][0].update(threshold=float("nan")), "threshold (claim A): not a finite number"),
+    (lambda s: s["claims"][0]["checks"][0].update(margin={"default": float("inf")}), "margin.default (claim A): not a finite"),
+    (lambda s: s["claims"][0]["checks"][0].update(threshold={"default": 1, "smoek": 2}), "'smoek' is not a profile"),
+    (lambda s: s["claims"][0].update(skip={"smoek": "too slow"}), "claims.0.skip.smoek (claim A): 'smoek' is not a"),
 ])
 def test_claims_yaml_problems_are_named(mutate, message):
     s = spec(claim("A"))

@@ -173,3 +173,64 @@ def test_snakemake_shows_the_short_message_and_runs_nothing(scratch, old, new, e
     assert expected in out
     assert "Traceback" not in out and "yaml/" not in out and "params.py" not in out  # no frames, only the message
     assert "Job stats" not in out and not (scratch / "results").exists()  # no job planned, none ran
+
+
+# --- hostile values: NaN and infinities, counts and lists past what 2 cores can run, an emptied profile -------
+
+@pytest.mark.parametrize("value", [".nan", ".inf", "-.inf"])
+def test_nan_and_infinities_are_refused_where_a_number_is_meant(tmp_path, value):
+    msg = load_error(tmp_path, edited(LR_LINE, f"    lr: {value}\n"))
+    assert "cosa.base.lr: not a finite number (.nan and .inf are refused" in msg
+
+
+def test_a_count_past_the_default_bound_is_refused_with_its_reason():
+    p = copy.deepcopy(base())
+    p["adam_implicit_bias"]["datasets"]["gr"] = 10 ** 9  # died of a MemoryError in the job planner
+    with pytest.raises(P.ParamsError, match=r"datasets.gr: 1,000,000,000 is over the bound of 10,000,000 that every count"):
+        P.validate(p)
+
+
+def test_a_list_past_the_default_bound_is_refused_with_its_reason():
+    p = copy.deepcopy(base())
+    p["cosa"]["datasets"]["co2"]["seeds"] = list(range(100_000))  # built the DAG for minutes with no message
+    with pytest.raises(P.ParamsError, match=r"co2.seeds: 100,000 items are over the bound of 256 that every list"):
+        P.validate(p)
+
+
+def test_every_integer_and_list_of_the_schema_has_a_bound():
+    def unbounded(node, where=""):
+        if isinstance(node, list):
+            return [u for i, n in enumerate(node) for u in unbounded(n, f"{where}.{i}")]
+        if not isinstance(node, dict):
+            return []
+        out = [where] if (node.get("type") == "integer" and "maximum" not in node and "exclusiveMaximum" not in node
+                          or node.get("type") == "array" and "maxItems" not in node) else []
+        return out + [u for k, n in node.items() for u in unbounded(n, f"{where}.{k}")]
+
+    assert unbounded(P.schema()) == []
+
+
+def test_an_emptied_profile_overlay_is_refused(tmp_path):
+    root = project(tmp_path, (P.ROOT / "params.yaml").read_text())
+    (root / "profiles" / "smoke" / "params.yaml").write_text("# emptied by mistake\n")
+    with pytest.raises(P.ParamsError, match=r"profiles/smoke/params.yaml overrides nothing: the 'smoke' profile would "
+                                            r"run the default profile's sizes under its own name"):
+        P.load("smoke", root)
+    assert P.load("default", project(tmp_path / "d", (P.ROOT / "params.yaml").read_text()))  # {}: params.yaml itself
+
+
+def test_snakemake_refuses_a_nan_knob_before_any_job(scratch):
+    (scratch / "params.yaml").write_text(edited(LR_LINE, "    lr: .nan\n"))
+    try:
+        done = run([str(BIN / "snakemake"), "-n", "--profile", "profiles/smoke"], scratch, check=False)
+    finally:
+        (scratch / "params.yaml").write_text((P.ROOT / "params.yaml").read_text())
+    out = done.stdout + done.stderr
+    assert done.returncode != 0 and "cosa.base.lr: not a finite number" in out and "Job stats" not in out
+
+
+def test_snakemake_checks_the_plans_size_before_building_the_dag(scratch):
+    done = run([str(BIN / "snakemake"), "-n", "--profile", "profiles/smoke", "--config", "max_planned_files=100"],
+               scratch, check=False)
+    out = done.stdout + done.stderr
+    assert done.returncode != 0 and "files, over the bound of 100 (MAX_PLANNED_FILES" in out and "Job stats" not in out

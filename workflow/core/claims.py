@@ -45,12 +45,16 @@ from pathlib import Path
 
 import numpy as np
 
+from .params import non_finite
+
 OPS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt}
 VERDICTS = ("pass", "fail", "inconclusive")
 MIN_SIGN_UNITS = 3   # fewer units on one side happen by chance too often (p = 1/4 at n = 2)
 SIGN_MARGIN = 0.05   # default clear margin, relative to max(|threshold|, |median unit|)
 FLOAT_NOISE = 1e-9   # no margin is smaller than this: a verdict never hinges on float noise
 SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "claims.schema.yaml"
+# The profiles a per-profile value may name: the folders of profiles/ ("slurm" runs the default parameters).
+PROFILES = sorted(p.name for p in (Path(__file__).resolve().parents[2] / "profiles").iterdir() if p.is_dir())
 
 
 class ClaimsError(ValueError):
@@ -79,8 +83,13 @@ def problems(spec: dict, where: str) -> list[str]:
 
     out = [f"{where}: {at(list(e.absolute_path))}: {e.message}"
            for e in sorted(_validator().iter_errors(spec), key=lambda e: list(e.absolute_path))]
+    out += [f"{where}: {at([int(k) if k.isdigit() else k for k in key.split('.')])}: not a finite number (.nan and .inf never pass nor fail a comparison)"
+            for key in non_finite(spec)]
     if out:
         return out
+    out += [f"{where}: {at(path)}: '{name}' is not a profile (known: {', '.join(PROFILES)}); a value for a misspelt "
+            "profile would be ignored and the default used" for path, name in per_profile_names(spec)
+            if name not in PROFILES]
     controls = spec.get("controls", {})
     seen = set()
     for claim in spec["claims"]:
@@ -103,6 +112,19 @@ def problems(spec: dict, where: str) -> list[str]:
     unused = set(controls) - {c.get("control") for c in spec["claims"]}
     out += [f"{where}: control '{name}' is declared but no claim uses it" for name in sorted(unused)]
     return out
+
+
+def per_profile_names(spec: dict) -> list[tuple[list, str]]:
+    """(path, profile name) of every per-profile value: a threshold, margin or units given as {profile: value}, and
+    every `skip: {profile: why}`."""
+    found = []
+    for i, claim in enumerate(spec["claims"]):
+        for j, chk in enumerate([claim, *claim["checks"]]):
+            base = ["claims", i] + ([] if j == 0 else ["checks", j - 1])
+            for key in ("threshold", "margin", "units", "skip"):
+                if isinstance(chk.get(key), dict):
+                    found += [(base + [key, name], name) for name in chk[key]]
+    return found
 
 
 def load(path) -> dict:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
 from functools import lru_cache
 from pathlib import Path
 
@@ -29,6 +30,23 @@ SCHEMAS = ROOT / "workflow" / "schemas"
 
 class ParamsError(ValueError):
     """A parameter problem, worded for the user: which key, what is wrong, how to fix it."""
+
+
+# Bounds that every knob has unless its schema states its own (a 2-core machine's reach, not the papers'):
+# - a count (an integer): the largest in any profile is 500,000 (lnsp's membership queries); ten million steps,
+#   samples or data sets is past what 2 cores finish in a day, so it is a typo or a slip of units. 10**9 GR data
+#   sets passed validation and died of a MemoryError in the job planner.
+MAX_COUNT = 10_000_000
+# - a list: the longest in any profile has 14 items (code_reasoning's renderings); every list is a fan-out (seeds,
+#   methods, data sets, grid points), and 256 of one multiplies a paper's jobs past a day on 2 cores. A list of
+#   100,000 seeds built the DAG for minutes with no message.
+MAX_ITEMS = 256
+# - the plan as a whole: the files the rules list before the DAG is built (each paper's evaluate rule lists its
+#   runs: about 1,200 in the default and smoke profiles). Snakemake spends about 1.5 ms per job building the DAG (bench/dag_scale.py)
+#   and 2 cores about a minute per job running it: past 50,000 the DAG alone takes minutes and the run weeks.
+#   A cluster run that needs more says so: `snakemake --config max_planned_files=N`.
+MAX_PLANNED_FILES = 50_000
+DEFAULT_BOUND = "x-default-bound"  # marks a bound added here, so that its error says where it comes from
 
 
 class StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml parses: 10x faster, every job reads
@@ -93,14 +111,60 @@ def overlay(base: dict, over: dict, where: str = "") -> dict:
 
 
 def schema(folder: Path = SCHEMAS) -> dict:
-    """The top-level schema with each paper's section schema (<slug>.schema.yaml) added as a required property."""
+    """The top-level schema with each paper's section schema (<slug>.schema.yaml) added as a required property,
+    and the default bounds (MAX_COUNT, MAX_ITEMS) on every integer and list whose schema states none."""
     top = read_yaml(folder / "params.schema.yaml")
     for path in sorted(folder.glob("*.schema.yaml")):
         if path.name not in ("params.schema.yaml", "claims.schema.yaml"):  # the rest: one per paper
             slug = path.name.removesuffix(".schema.yaml")
             top["properties"][slug] = read_yaml(path)
             top["required"].append(slug)
-    return top
+    return with_default_bounds(top)
+
+
+def with_default_bounds(node):
+    """The schema with `maximum: MAX_COUNT` on each integer and `maxItems: MAX_ITEMS` on each array that states no
+    bound of its own (in place; marked DEFAULT_BOUND, which the validator ignores and the error message reads)."""
+    if isinstance(node, list):
+        for item in node:
+            with_default_bounds(item)
+    elif isinstance(node, dict):
+        kind = node.get("type")
+        if kind == "integer" and "maximum" not in node and "exclusiveMaximum" not in node:
+            node |= {"maximum": MAX_COUNT, DEFAULT_BOUND: True}
+        if kind == "array" and "maxItems" not in node:
+            node |= {"maxItems": MAX_ITEMS, DEFAULT_BOUND: True}
+        for value in node.values():
+            with_default_bounds(value)
+    return node
+
+
+def non_finite(tree, where: str = "") -> list[str]:
+    """The keys whose value is NaN or an infinity (YAML's .nan, .inf). JSON Schema's `number` admits them, and a
+    NaN knob runs every job before anything notices (a NaN learning rate, a NaN threshold that never passes)."""
+    if isinstance(tree, dict):
+        return [k for key, value in tree.items() for k in non_finite(value, f"{where}.{key}" if where else str(key))]
+    if isinstance(tree, list):
+        return [k for i, value in enumerate(tree) for k in non_finite(value, f"{where}.{i}")]
+    return [where] if isinstance(tree, float) and not math.isfinite(tree) else []
+
+
+def error_line(err) -> str:
+    """One schema error as the user reads it: the key, what is wrong, and for a default bound, why it is there."""
+    key = ".".join(str(p) for p in err.absolute_path) or "(top level)"
+    if err.validator == "additionalProperties":
+        extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+        msg = f"unknown key(s) {', '.join(repr(e) for e in extra)}; allowed: {', '.join(sorted(err.schema.get('properties', {})))}"
+        key = ".".join([key] + extra[:1]) if key != "(top level)" else extra[0]
+    elif err.schema.get(DEFAULT_BOUND) and err.validator in ("maximum", "maxItems"):
+        what = f"{err.instance:,} is over" if err.validator == "maximum" else f"{len(err.instance):,} items are over"
+        bound = MAX_COUNT if err.validator == "maximum" else MAX_ITEMS
+        msg = (f"{what} the bound of {bound:,} that every {'count' if err.validator == 'maximum' else 'list'} has "
+               "(more than 2 cores can run; see MAX_COUNT and MAX_ITEMS in workflow/core/params.py): a typo? If the "
+               "run really needs it, state the field's own bound in its schema")
+    else:
+        msg = err.message
+    return f"  {key}: {msg}"
 
 
 def validator_class():
@@ -130,19 +194,21 @@ def validator():
 def validate(params: dict, what: str = "params.yaml + profile") -> None:
     """Raise ParamsError naming `what` (the file or profile) and the first offending keys."""
     errors = sorted(validator().iter_errors(params), key=lambda e: list(e.absolute_path))
-    if not errors:
-        return
-    lines = []
-    for err in errors[:10]:
-        key = ".".join(str(p) for p in err.absolute_path) or "(top level)"
-        if err.validator == "additionalProperties":
-            extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
-            msg = f"unknown key(s) {', '.join(repr(e) for e in extra)}; allowed: {', '.join(sorted(err.schema.get('properties', {})))}"
-            key = ".".join([key] + extra[:1]) if key != "(top level)" else extra[0]
-        else:
-            msg = err.message
-        lines.append(f"  {key}: {msg}")
-    raise ParamsError(f"invalid parameters in {what}, nothing was run:\n" + "\n".join(lines))
+    lines = [f"  {key}: not a finite number (.nan and .inf are refused where a number is meant)"
+             for key in non_finite(params)]
+    lines += [error_line(err) for err in errors]
+    if lines:
+        raise ParamsError(f"invalid parameters in {what}, nothing was run:\n" + "\n".join(lines[:10]))
+
+
+def check_plan_size(planned: int, limit: int | None = None) -> None:
+    """Stop before the DAG is built when the rules plan more files than MAX_PLANNED_FILES (or `limit`)."""
+    limit = MAX_PLANNED_FILES if limit is None else int(limit)
+    if planned > limit:
+        raise ParamsError(f"the parameters plan {planned:,} files, over the bound of {limit:,} (MAX_PLANNED_FILES "
+                          "in workflow/core/params.py: Snakemake would take minutes to build the DAG and 2 cores weeks "
+                          "to run it), nothing was run: check the lists and counts of params.yaml and the profile; a "
+                          "cluster run that needs more: `snakemake --config max_planned_files=N`")
 
 
 def read_params(path: Path) -> dict:
@@ -161,6 +227,10 @@ def merged(base: dict, over_file: Path) -> dict:
     over = read_yaml(over_file)
     if not isinstance(over, dict):
         raise ParamsError(f"{shown(over_file)} must be a mapping of overrides, not a {type(over).__name__}")
+    if not over and over_file.parent.name != "default":  # the default profile is params.yaml itself
+        raise ParamsError(f"{shown(over_file)} overrides nothing: the '{over_file.parent.name}' profile would run the "
+                          "default profile's sizes under its own name (restore it with `git checkout "
+                          f"{shown(over_file)}`, or remove the profile's folder)")
     try:
         return overlay(base, over)
     except ParamsError as err:
