@@ -96,3 +96,17 @@ def test_dvc_reruns_what_a_value_knob_touches_and_stops_on_a_shape_knob(smoke_re
     shape = run([str(BIN / "dvc"), "exp", "run", "-S", "adam_implicit_bias.plan.gauss=[]", "adam_implicit_bias_evaluate"],
                 repo, check=False)
     assert shape.returncode != 0 and "make dvc.yaml" in shape.stdout + shape.stderr
+
+
+def test_dvc_never_records_another_profiles_outputs(tmp_path):
+    """After a smoke run, the README's `dvc repro dag_shape && dvc commit` (dvc.yaml of the default profile) stops at
+    the first stage, before the commit: DVC would record the smoke outputs as the default stages' and skip them."""
+    from conftest import smoke_run
+
+    repo = smoke_run(tmp_path, "adam_implicit_bias")
+    done = run(["bash", "-c", f"{BIN / 'dvc'} repro --quiet dag_shape && {BIN / 'dvc'} commit --force --no-relink --quiet"],
+               repo, check=False)
+    out = done.stdout + done.stderr
+    assert done.returncode != 0 and "outputs of another profile than this dvc.yaml's (default)" in out
+    assert "under the smoke profile (e.g. results/adam_implicit_bias/logs/" in out
+    assert not (repo / "dvc.lock").exists()  # nothing was recorded

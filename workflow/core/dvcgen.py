@@ -27,6 +27,7 @@ import yaml
 
 from . import stamps
 from .params import ROOT
+from .records import read_record
 
 HEADER = ("# GENERATED from the Snakemake DAG by `python -m workflow.core.dvcgen` (make dvc.yaml). Never edit by hand:\n"
           "# change the rules/ or params.yaml and regenerate. tests/test_dvc.py fails when this file is stale.\n"
@@ -186,12 +187,34 @@ def generate(profile: str = "default", root: Path = ROOT) -> str:
     return HEADER + yaml.safe_dump({"stages": entries}, sort_keys=False, width=10_000)
 
 
+def other_profile_outputs(jobs: list[dict], profile: str, root: Path = ROOT) -> dict[str, list[str]]:
+    """{profile: [run records]} of the jobs whose outputs on disk were made under another profile than dvc.yaml's.
+    `dvc commit` after a smoke run would record smoke outputs as the default stages' (and `dvc repro` then skip
+    them): the first stage refuses, so the README's `dvc repro dag_shape && dvc commit` never gets there."""
+    found: dict[str, list[str]] = {}
+    for job in jobs:
+        for log in job["log"]:
+            record = read_record(root / log) if log.endswith(".run.json") else None
+            if record is not None and record.get("profile") != profile:
+                found.setdefault(str(record.get("profile")), []).append(log)
+    return found
+
+
 def expect_shape(profile: str, fingerprint: str, out: Path) -> int:
-    found = shape(snakemake_jobs(profile))
+    jobs = snakemake_jobs(profile)
+    found = shape(jobs)
     if found != fingerprint:
         print(f"dvc.yaml is stale: params.yaml or the rules now give a DAG with other jobs (shape {found}, dvc.yaml "
               f"was generated for {fingerprint}). Run `make dvc.yaml` (python -m workflow.core.dvcgen"
               f"{'' if profile == 'default' else ' --profile ' + profile}), then `dvc repro` again.", file=sys.stderr)
+        return 1
+    others = other_profile_outputs(jobs, profile)
+    if others:
+        made = "; ".join(f"{len(logs)} under the {name} profile (e.g. {logs[0]})" for name, logs in sorted(others.items()))
+        print(f"results/ holds outputs of another profile than this dvc.yaml's ({profile}): {made}. DVC would record "
+              f"them as the {profile} profile's. Run the {profile} profile first (`snakemake --cores 2"
+              f"{'' if profile == 'default' else ' --profile profiles/' + profile}` re-makes them), then `dvc repro "
+              "dag_shape && dvc commit --force --no-relink`.", file=sys.stderr)
         return 1
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(fingerprint + "\n")
