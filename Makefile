@@ -66,10 +66,11 @@ $(VENV)/.installed-scale: requirements-scale.lock $(VENV)/.installed
 	touch $@
 
 test-scale: scale-setup  ## a real single-node SLURM cluster, MLflow on PostgreSQL, a DVC S3 remote (moto)
-	command -v slurmctld >/dev/null || { test "$$(id -u)" = 0 || { echo "error: SLURM is not installed; run \
-	  make test-scale as root (it runs apt-get install slurm-wlm munge)" >&2; exit 1; }; \
-	  export DEBIAN_FRONTEND=noninteractive; apt-get install -y -q slurm-wlm munge >/dev/null || \
-	  { apt-get update -q && apt-get install -y -q slurm-wlm munge >/dev/null; }; }
+	{ command -v slurmctld && ls /usr/lib/postgresql/*/bin/initdb; } >/dev/null 2>&1 || { test "$$(id -u)" = 0 || \
+	  { echo "error: SLURM or PostgreSQL is not installed; run make test-scale as root (it runs apt-get install \
+	  slurm-wlm munge postgresql)" >&2; exit 1; }; \
+	  export DEBIAN_FRONTEND=noninteractive; apt-get install -y -q slurm-wlm munge postgresql >/dev/null || \
+	  { apt-get update -q && apt-get install -y -q slurm-wlm munge postgresql >/dev/null; }; }
 	$(PY) -m pytest -q tests/scale
 
 resources: setup  ## refresh workflow/resources.yaml from the benchmark files of the last run (a default run)

@@ -39,6 +39,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
         tmp = Path(tmp)
         os.chmod(tmp, 0o755)  # PostgreSQL runs as user postgres
+        os.environ["XDG_CONFIG_HOME"] = str(tmp / "config")  # the servers' passwords go with their clusters
         start = time.monotonic()
         with server.postgres(tmp / "pg", 5499):
             print(f"PostgreSQL (initdb, start, createdb)   {seconds(start)}")

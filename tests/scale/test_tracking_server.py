@@ -17,9 +17,10 @@ from workflow.core import server
 
 
 @pytest.fixture
-def tracking_server():
+def tracking_server(tmp_path, monkeypatch):
     """A server of its own in a folder under /tmp (as root, PostgreSQL runs as user postgres and cannot enter
-    pytest's private tmp_path)."""
+    pytest's private tmp_path); its passwords in a config folder of its own, not the user's."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     folder = Path(tempfile.mkdtemp(prefix="mlflow-server-"))
     try:
         with server.mlflow_server(folder, free_port(), free_port()) as url:
