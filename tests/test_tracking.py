@@ -216,3 +216,16 @@ def test_an_outage_with_a_failed_jobs_record_still_lists_the_good_one(tmp_path, 
         "results/data/logs/fetch/co2.run.json"]
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:9")
     assert console_line(results).startswith("MLflow: 1 run record(s) not tracked")
+
+
+def test_the_end_of_run_line_names_no_error_of_a_store_no_longer_in_use(tmp_path, monkeypatch):
+    from workflow.core.tracking import console_line
+
+    record, _ = fetch_co2(tmp_path)
+    results = tmp_path / "results"
+    old = env() | {"MLFLOW_TRACKING_URI": "http://127.0.0.1:9"}
+    run([*SYNC_CLI, "--results", str(results), "--out", str(results / "data" / "tracking.json")], ROOT, env=old)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:19")  # the user points runs at another server
+    line = console_line(results)
+    assert line.startswith("MLflow: 1 run record(s) not tracked (not yet logged to http://127.0.0.1:19)")
+    assert "127.0.0.1:9)" not in line and ":9/" not in line

@@ -251,7 +251,8 @@ def console_line(results: Path = RESULTS) -> str:
             record = read_record(results.parent / name)
             if record is not None and record.get(TRACKED) != uri:
                 missing.add(name)
-                errors.add(s.get("error", ""))
+                # an error another store gave (MLFLOW_TRACKING_URI changed since) says nothing of this one
+                errors.add(s.get("error", "") if s.get("store") == uri else f"not yet logged to {uri}")
     if not missing:
         return ""
     why = "; ".join(sorted(e[:120] for e in errors if e))
@@ -276,9 +277,10 @@ def main(argv=None) -> int:
     args.results = args.results.resolve()  # record paths in tracking.json are relative to its parent
     report = sync(args.paper, args.results, args.retry)
     print(report.line(), file=sys.stderr if report.error else sys.stdout)
-    if args.out:  # what a paper's track job leaves behind (no run ids or times: the same on every machine)
+    if args.out:  # what a paper's track job leaves behind (no run ids or times; the store it tried)
         root = args.results.parent
-        write_json(args.out, {"papers": args.paper or [], "records": report.seen, "untracked": len(report.untracked),
+        write_json(args.out, {"papers": args.paper or [], "store": tracking_uri(), "records": report.seen,
+                              "untracked": len(report.untracked),
                               "untracked_records": [str(Path(p).relative_to(root)) for p in report.untracked],
                               "unreadable_records": [str(Path(p).relative_to(root)) for p in report.unreadable],
                               "error": report.error})
