@@ -12,6 +12,7 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 from workflow.core.claims import ClaimsError, validate_papers
+from workflow.core.fetch import DataError, check_raw_readable
 from workflow.core.params import ParamsError, check_plan_size, load
 from workflow.papers import PAPERS
 
@@ -19,7 +20,8 @@ PROFILE = config.get("profile", "default")
 try:
     PARAMS = load(PROFILE)
     validate_papers(PAPERS)  # claims.yaml files: kinds, ops, thresholds, units, controls
-except (ParamsError, ClaimsError) as err:
+    check_raw_readable()  # data/raw/: Snakemake reads the files for their checksums while building the DAG
+except (ParamsError, ClaimsError, DataError) as err:
     raise WorkflowError(str(err)) from None
 
 

@@ -159,3 +159,20 @@ def test_the_dag_can_fetch_every_catalog_data_set(project):
     targets = [f"data/raw/{name}{F.raw_suffix(entry)}" for name, entry in F.catalog()["datasets"].items()]
     done = run([str(BIN / "snakemake"), "--cores", "1", "-n", "--forceall", *targets], project)
     assert done.stdout.count("rule fetch:") == len(targets)
+
+
+def test_an_unreadable_raw_file_is_named_with_the_fix_before_the_dag(tmp_path):
+    """Snakemake reads raw files for their checksums while building the DAG: an unreadable one gave its 90-line
+    traceback. As root, file modes bind only without the capability to override them (setpriv drops it)."""
+    import os
+
+    repo = copy_repo(tmp_path)
+    raw = repo / "data" / "raw" / "co2.csv"
+    raw.parent.mkdir(parents=True)
+    raw.write_text("unread\n")
+    raw.chmod(0)
+    drop = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", "--"] if os.geteuid() == 0 else []
+    done = run([*drop, str(BIN / "snakemake"), "-n", "--profile", "profiles/smoke", "cosa"], repo, check=False)
+    out = done.stdout + done.stderr
+    assert done.returncode != 0 and "data/raw/co2.csv: cannot be read (Permission denied). Fix: `chmod u+r" in out
+    assert "Traceback" not in out and "Building DAG" not in out

@@ -161,6 +161,25 @@ def verify_raw(path) -> None:
     _touch(stamp)
 
 
+def check_raw_readable(raw: Path = ROOT / "data" / "raw") -> None:
+    """A DataError with one line per file under data/raw/ that this user cannot read, and the fix. Checked before
+    the DAG is built: Snakemake reads raw files for their checksums while building it, and an unreadable one
+    stopped the run with a 90-line traceback through its internals."""
+    lines = []
+    for path in sorted(raw.glob("*")) if raw.is_dir() else []:
+        try:
+            with open(path, "rb"):
+                pass
+        except IsADirectoryError:
+            continue
+        except OSError as err:
+            shown = _shown(path)
+            lines.append(f"{shown}: cannot be read ({err.strerror}). Fix: `chmod u+r {shown}` if it is yours, or "
+                         f"`rm {shown}` and re-run to fetch it again (verified against the catalog).")
+    if lines:
+        raise DataError("\n".join(lines))
+
+
 def verify_step_inputs(paths) -> None:
     """Step.start's check of its data/raw/ arguments: a bad file ends the job with one paragraph, like fetch."""
     try:
