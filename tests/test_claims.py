@@ -3,7 +3,7 @@ import copy
 
 import pytest
 
-from workflow.core.claims import ClaimsError, check_verdict, evaluate, problems, validate_papers
+from workflow.core.claims import HEADLINE, ClaimsError, check_verdict, evaluate, problems, validate_papers
 
 
 def chk(op=">=", thr=0.5, agg="mean", metric="m", **extra):
@@ -101,7 +101,9 @@ def test_claim_combines_checks_and_info_is_never_judged():
     out = evaluate(s, {"m": [0.9], "n": [0.1]}, "default")
     assert [c["verdict"] for c in out["claims"]] == ["fail", "info"]
     assert out["summary"] == {"reproduction": {"pass": 0, "fail": 0, "inconclusive": 0},
-                              "sanity": {"pass": 0, "fail": 1, "inconclusive": 0}, "uncontrolled": 0, "info": 1}
+                              "sanity": {"pass": 0, "fail": 1, "inconclusive": 0},
+                              "headline": dict.fromkeys(HEADLINE, 0), "uncontrolled": 0, "passes_on_amendment": 0,
+                              "info": 1}
 
 
 def test_a_check_can_need_fewer_units_than_its_claim():
@@ -114,22 +116,87 @@ def test_a_check_can_need_fewer_units_than_its_claim():
 
 
 def repro(**extra):
-    return claim("R", kind="reproduction", units=3, control="broken", **extra)
+    return claim("R", kind="reproduction", units=3, control="broken", **{"nulls": {"aa": "aa", "placebo": "placebo"}} | extra)
 
 
-CONTROLS = {"broken": "the method with its mechanism removed"}
+CONTROLS = {"broken": "the method with its mechanism removed", "aa": "the comparator in the method's place",
+            "placebo": "the method with the credited ingredient shuffled"}
+NULLS_FAIL = {"aa": {"m": [0.1, 0.2, 0.1]}, "placebo": {"m": [0.2, 0.1, 0.2]}}
 
 
-def test_a_control_that_fails_the_checks_makes_the_claim_controlled():
-    out = evaluate(spec(repro(), controls=CONTROLS), {"m": [0.9, 0.9, 0.9]}, "default", {"broken": {"m": [0.1, 0.1, 0.1]}})
+def test_a_claim_whose_nulls_and_control_fail_is_controlled():
+    out = evaluate(spec(repro(), controls=CONTROLS), {"m": [0.9, 0.9, 0.9]}, "default",
+                   {"broken": {"m": [0.1, 0.1, 0.1]}, **NULLS_FAIL})
     c = out["claims"][0]
     assert c["verdict"] == "pass" and c["control"]["verdict"] == "fail" and not c["uncontrolled"]
+    assert [c["nulls"][r]["verdict"] for r in ("aa", "placebo")] == ["fail", "fail"]
     assert out["summary"]["reproduction"]["pass"] == 1 and out["summary"]["uncontrolled"] == 0
+    assert out["summary"]["headline"] == {"pass_controlled": 1, "pass_uncontrolled": 0, "fail": 0, "inconclusive": 0,
+                                          "gated": 0}
+
+
+def test_a_pass_without_declared_nulls_is_uncontrolled_and_counted_apart():
+    c = claim("R", kind="reproduction", units=3, control="broken")  # a negative control alone is not the nearest null
+    out = evaluate(spec(c, controls={"broken": CONTROLS["broken"]}), {"m": [0.9, 0.9, 0.9]}, "default",
+                   {"broken": {"m": [0.1, 0.1, 0.1]}})
+    assert out["claims"][0]["uncontrolled_why"] == "no A/A null or placebo declared"
+    assert out["summary"]["headline"]["pass_uncontrolled"] == 1 and out["summary"]["headline"]["pass_controlled"] == 0
+
+
+@pytest.mark.parametrize("role, why", [("aa", "the A/A null (the comparator in the method's place) passes"),
+                                       ("placebo", "the placebo passes")])
+def test_a_null_that_passes_makes_the_claim_uncontrolled(role, why):
+    nulls = NULLS_FAIL | {role: {"m": [0.9, 0.9, 0.9]}}
+    out = evaluate(spec(repro(), controls=CONTROLS), {"m": [0.9, 0.9, 0.9]}, "default",
+                   {"broken": {"m": [0.1, 0.1, 0.1]}, **nulls})
+    assert out["claims"][0]["uncontrolled_why"] == why + " the same checks"
+
+
+def test_a_null_that_cannot_be_built_says_why_and_the_claim_is_shown_so():
+    c = repro(nulls={"aa": "aa", "placebo": {"none": "the claim credits the whole method: nothing smaller to remove"}})
+    out = evaluate(spec(c, controls=CONTROLS), {"m": [0.9, 0.9, 0.9]}, "default",
+                   {"broken": {"m": [0.1, 0.1, 0.1]}, "aa": NULLS_FAIL["aa"]})
+    row = out["claims"][0]
+    assert row["nulls"]["placebo"] == {"none": "the claim credits the whole method: nothing smaller to remove"}
+    assert row["uncontrolled"] and row["uncontrolled_why"].startswith("no placebo: the claim credits")
+
+
+# The A/A null asks what every A/B test asks first. Planted here: for a claim of each comparative kind, the comparator
+# itself in the method's place (per-unit values of the comparator, with independent seeds: other draws of its noise).
+RNG_DRAWS = {"method_is_comparator": [0.801, 0.795, 0.812, 0.790, 0.806],   # the "method" = the comparator, seeds 0-4
+             "comparator": [0.799, 0.808, 0.793, 0.803, 0.797],             # the comparator, seeds 5-9
+             "comparator_again": [0.804, 0.792, 0.801, 0.809, 0.794]}       # the comparator, seeds 10-14
+
+
+def gaps(a, b):
+    return [x - y for x, y in zip(RNG_DRAWS[a], RNG_DRAWS[b])]
+
+
+@pytest.mark.parametrize("check, expected", [
+    (chk(op=">", thr=0.0, metric="gap"), "fail"),                      # A better than B: gap > 0
+    (chk(op=">=", thr=-0.02, metric="gap"), "uncontrolled"),           # A no worse than B: gap >= -2 points
+    (chk(op="<=", thr=0.02, metric="abs_gap"), "uncontrolled"),        # A within 2 points of B: |gap| <= 0.02
+], ids=["better-than", "no-worse-than", "within"])
+def test_the_comparator_in_the_methods_place_fails_a_better_than_claim_and_leaves_the_others_uncontrolled(check, expected):
+    c = claim("R", kind="reproduction", units=5, checks=[check], nulls={"aa": "aa", "placebo": "placebo"})
+    controls = {"aa": "the comparator against itself, independent seeds", "placebo": "the ingredient shuffled"}
+    planted = {"gap": gaps("method_is_comparator", "comparator")}
+    planted["abs_gap"] = [abs(g) for g in planted["gap"]]
+    aa = {"gap": gaps("comparator_again", "comparator")}
+    aa["abs_gap"] = [abs(g) for g in aa["gap"]]
+    placebo = {"gap": [-0.2] * 5, "abs_gap": [0.2] * 5}
+    row = evaluate(spec(c, controls=controls), planted, "default", {"aa": aa, "placebo": placebo})["claims"][0]
+    if expected == "fail":
+        assert row["verdict"] != "pass"  # no difference to find: "better than" never passes
+    else:  # passes on the planted comparator, and its A/A null passes too: marked uncontrolled, not reproduced
+        assert row["verdict"] == "pass" and row["nulls"]["aa"]["verdict"] == "pass" and row["uncontrolled"]
+        assert "A/A null" in row["uncontrolled_why"]
 
 
 @pytest.mark.parametrize("control_values, why", [([0.9, 0.9, 0.9], "passes"), ([0.1, 0.9, 0.6], "inconclusive")])
 def test_a_control_that_does_not_fail_marks_the_claim_uncontrolled(control_values, why):
-    out = evaluate(spec(repro(), controls=CONTROLS), {"m": [0.9, 0.9, 0.9]}, "default", {"broken": {"m": control_values}})
+    out = evaluate(spec(repro(), controls=CONTROLS), {"m": [0.9, 0.9, 0.9]}, "default",
+                   {"broken": {"m": control_values}, **NULLS_FAIL})
     c = out["claims"][0]
     assert c["verdict"] == "pass" and c["uncontrolled"] and why in c["uncontrolled_why"]
     assert out["summary"]["uncontrolled"] == 1

@@ -7,13 +7,15 @@ from workflow.report.readme import END, START, splice
 
 
 def section(slug, measured, control):
-    spec = {"paper": {"slug": slug, "title": slug.upper()}, "controls": {"broken": "the mechanism removed"},
+    spec = {"paper": {"slug": slug, "title": slug.upper()},
+            "controls": {"broken": "the mechanism removed", "aa": "the comparator", "placebo": "the ingredient inert"},
             "claims": [{"id": "R1", "kind": "reproduction", "statement": "s", "paper_value": "p", "source": "x",
-                        "why": "w", "units": 1, "control": "broken",
+                        "why": "w", "units": 1, "control": "broken", "nulls": {"aa": "aa", "placebo": "placebo"},
                         "checks": [{"metric": "m", "op": ">=", "threshold": 0.5}]},
                        {"id": "S1", "kind": "sanity", "statement": "s", "paper_value": "p", "source": "x", "why": "w",
                         "checks": [{"metric": "m", "op": ">=", "threshold": 0.0}]}]}
-    return {"slug": slug, "title": slug.upper(), "claims": evaluate(spec, measured, "default", {"broken": control})}
+    nulls = {"aa": {"m": [0.1]}, "placebo": {"m": [0.2]}}
+    return {"slug": slug, "title": slug.upper(), "claims": evaluate(spec, measured, "default", {"broken": control} | nulls)}
 
 
 def test_reproduction_and_sanity_counts_apart_and_uncontrolled_named():
@@ -21,9 +23,9 @@ def test_reproduction_and_sanity_counts_apart_and_uncontrolled_named():
     table = verdict_table(sections, "default")
     lines = table.splitlines()
     assert "from the default profile" in lines[0]
-    assert "| [a](workflow/papers/a/PAPER.md) — A | 1 / 0 / 0 | none | 1 / 0 / 0 | 0 |" in lines
-    assert "| [b](workflow/papers/b/PAPER.md) — B | 1 / 0 / 0 | R1 | 1 / 0 / 0 | 0 |" in lines
-    assert lines[-1] == "| **all 2 papers** | **2 / 0 / 0** | 1 | 2 / 0 / 0 | 0 |"
+    assert "| [a](workflow/papers/a/PAPER.md) — A | 1 / 0 / 0 / 0 / 0 | 0 | none | 1 / 0 / 0 | 0 |" in lines
+    assert "| [b](workflow/papers/b/PAPER.md) — B | 0 / 1 / 0 / 0 / 0 | 0 | R1 | 1 / 0 / 0 | 0 |" in lines
+    assert lines[-1] == "| **all 2 papers** | **1 / 1 / 0 / 0 / 0** | 0 | 1 | 2 / 0 / 0 | 0 |"
     rows = claim_rows("b", sections[1]["claims"])
     assert rows[0]["control_verdict"] == "pass" and "passes" in rows[0]["uncontrolled"] and rows[1]["kind"] == "sanity"
 

@@ -2,11 +2,18 @@
 
 Kinds (every claim states one):
   * ``reproduction`` - an empirical result of the paper that could have failed here. Counted in the headline.
-    It names a *control* (``control: <name>``, one of the paper's ``controls:``): a run in which the paper's
-    mechanism is removed or broken. The evaluate step measures the control's values under the same metric
-    names, and the claim's checks are judged on them too. A control that also passes shows that the checks
-    cannot tell the mechanism from its absence: the claim is marked ``uncontrolled``. A reproduction claim
-    without a control must say why none can exist (``no_control: <reason>``) and is uncontrolled as well.
+    Its checks are judged a second time on its *nearest null* (``nulls: {aa: ..., placebo: ...}``, each a run
+    named under the paper's ``controls:``, or ``{none: <why none can be built>}``):
+      - the A/A null: the comparator in the method's place, with independent seeds (for a claim against a fixed
+        number, the method's own seeds against each other); it asks what every A/B test asks first: does the
+        same comparison stay clear of a pass when there is nothing to find? ("no worse than B" passes when A is B);
+      - the placebo: the method with only the credited ingredient made inert (a shuffled or random version of
+        it, or the comparator's version of that one ingredient), everything else kept.
+    The evaluate step measures each null's values under the same metric names. A claim is *controlled* when both
+    nulls are measured and fail its checks; otherwise (a null passes, is inconclusive, or none is declared) it is
+    ``uncontrolled``, with the reason. A claim may also name a negative control (``control: <name>``: a run with
+    the mechanism removed or broken), judged the same way and shown; one that does not fail also makes the claim
+    uncontrolled. ``no_control: <reason>`` says why no control of any kind can exist (uncontrolled as well).
   * ``sanity`` - a property that holds when the code is right (a count, an identity, a by-construction
     bound). Judged, shown as a check of the implementation, never counted as a reproduced result. It may name
     a control too: a deliberately faulty variant that the check must catch (e.g. a leaking protocol).
@@ -25,6 +32,12 @@ a check, with x the aggregate, n the number of units and [lo, hi] the 95 % t-int
      ``units_to_decide``, the units at which the same mean and spread would decide), else whether x satisfies
      the comparator (a zero-spread value is decided).
 A claim passes when all its checks pass, fails when any fails, and is inconclusive otherwise.
+
+Registry: each claim records the commit that registered it (``registered: {commit, date}``) and every later change
+of its definition (metric, comparator, threshold, margin, units, kind, control, nulls, gate) as an amendment
+(``amendments:``, with what changed, why, and the verdict before -> after); workflow/core/registry.py checks the
+list against the registered version, and the headline counts the passes that rest on an amendment made after
+results.
 
 Gates: a claim may state ``requires: [<id>, ...]``, claims written before it in the file whose pass is a
 prerequisite of judging it (a spec's "the baseline must learn the task first"; typically a sanity claim). When a
@@ -97,9 +110,12 @@ def problems(spec: dict, where: str) -> list[str]:
         if cid in seen:
             out.append(f"{where}: claim id {cid} appears twice")
         seen.add(cid)
-        if "control" in claim and claim["control"] not in controls:
-            out.append(f"{where}: claim {cid} names control '{claim['control']}', which is not under `controls:` "
-                       f"(declared: {', '.join(controls) or 'none'})")
+        for role, name in [("control", claim.get("control")), *claim.get("nulls", {}).items()]:
+            if isinstance(name, str) and name not in controls:
+                out.append(f"{where}: claim {cid} names {role} '{name}', which is not under `controls:` "
+                           f"(declared: {', '.join(controls) or 'none'})")
+        if "nulls" in claim and claim["kind"] != "reproduction":
+            out.append(f"{where}: claim {cid} is of kind {claim['kind']}: only a reproduction claim has nulls")
         if claim["kind"] == "reproduction" and not ("control" in claim or "no_control" in claim):
             out.append(f"{where}: reproduction claim {cid} names no control: add `control: <name>` (a run with the "
                        "paper's mechanism removed or broken) or `no_control: <why none can exist>`")
@@ -109,7 +125,8 @@ def problems(spec: dict, where: str) -> list[str]:
                            "(a gate comes first in claims.yaml)")
         if claim["kind"] == "info" and ("control" in claim or "no_control" in claim):
             out.append(f"{where}: claim {cid} is of kind info: info claims are not judged, so they have no control")
-    unused = set(controls) - {c.get("control") for c in spec["claims"]}
+    unused = set(controls) - {name for c in spec["claims"] for name in [c.get("control"), *c.get("nulls", {}).values()]
+                              if isinstance(name, str)}
     out += [f"{where}: control '{name}' is declared but no claim uses it" for name in sorted(unused)]
     return out
 
@@ -262,19 +279,42 @@ def judge(claim: dict, measured: dict, profile: str, missing: list[str], where: 
     return combine([c["verdict"] for c in checks]), checks
 
 
-def control_of(claim: dict, spec: dict, controls: dict, profile: str, missing: list[str], where: str) -> dict:
-    """The control's verdict on the claim's checks, and whether the claim is uncontrolled (and why)."""
-    if "no_control" in claim:
-        return {"control": {"none": claim["no_control"]}, "uncontrolled": True,
-                "uncontrolled_why": f"no control: {claim['no_control']}"}
-    name = claim["control"]
+def judged_control(name, claim: dict, spec: dict, controls: dict, profile: str, missing: list[str], where: str) -> dict:
+    """One control run (a negative control or a null) judged by the claim's checks; {"none": why} stays as it is."""
+    if not isinstance(name, str):
+        return dict(name)
     if name not in controls:
         missing.append(f"{where}: claim {claim['id']} is judged against control '{name}', which evaluate did not measure")
-        return {}
+        return {"name": name, "what": spec["controls"].get(name, ""), "verdict": "inconclusive", "checks": []}
     verdict, checks = judge(claim, controls[name], profile, missing, f"{where} (control {name})")
-    why = {"pass": "the control passes the same checks", "inconclusive": "the control's verdict is inconclusive"}
-    return {"control": {"name": name, "what": spec["controls"][name], "verdict": verdict, "checks": checks},
-            "uncontrolled": verdict != "fail", "uncontrolled_why": why.get(verdict, "")}
+    return {"name": name, "what": spec["controls"][name], "verdict": verdict, "checks": checks}
+
+
+NULL_NAMES = {"aa": "the A/A null (the comparator in the method's place)", "placebo": "the placebo"}
+
+
+def control_of(claim: dict, spec: dict, controls: dict, profile: str, missing: list[str], where: str) -> dict:
+    """The nulls' and the negative control's verdicts on the claim's checks, and whether the claim is uncontrolled:
+    the reasons, one per null or control that did not fail (or is missing)."""
+    if "no_control" in claim:
+        return {"control": {"none": claim["no_control"]}, "nulls": {}, "uncontrolled": True,
+                "uncontrolled_why": f"no control: {claim['no_control']}"}
+    out, why = {}, []
+    if "control" in claim:
+        out["control"] = judged_control(claim["control"], claim, spec, controls, profile, missing, where)
+    out["nulls"] = {role: judged_control(name, claim, spec, controls, profile, missing, where)
+                    for role, name in claim.get("nulls", {}).items()}
+    if claim["kind"] == "reproduction" and not out["nulls"]:
+        why.append("no A/A null or placebo declared")
+    for role, null in out["nulls"].items():
+        if "none" in null:
+            why.append(f"no {role if role == 'placebo' else 'A/A null'}: {null['none']}")
+        elif null["verdict"] != "fail":
+            why.append(f"{NULL_NAMES[role]} {'passes the same checks' if null['verdict'] == 'pass' else 'is inconclusive'}")
+    verdict = out.get("control", {}).get("verdict", "fail")
+    if verdict != "fail":
+        why.append("the control passes the same checks" if verdict == "pass" else "the control's verdict is inconclusive")
+    return out | {"uncontrolled": bool(why), "uncontrolled_why": "; ".join(why)}
 
 
 def evaluate(spec: dict, measured: dict, profile: str, controls: dict | None = None) -> dict:
@@ -287,7 +327,9 @@ def evaluate(spec: dict, measured: dict, profile: str, controls: dict | None = N
     claims, missing, verdicts = [], [], {}
     for claim in spec["claims"]:
         verdict, checks = judge(claim, measured, profile, missing, where)
-        row = {k: claim.get(k) for k in ("id", "kind", "statement", "paper_value", "source", "why")}
+        row = {k: claim.get(k) for k in ("id", "kind", "statement", "paper_value", "source", "why", "registered")}
+        row["amendments"] = claim.get("amendments", [])
+        row["amended_after_results"] = any(a["after_results"] for a in row["amendments"])
         closed = {gate: verdicts[gate] for gate in claim.get("requires", []) if verdicts.get(gate) != "pass"}
         if closed and claim["kind"] != "info":
             row |= {"gated_by": closed, "ungated_verdict": verdict}
@@ -304,13 +346,31 @@ def evaluate(spec: dict, measured: dict, profile: str, controls: dict | None = N
     return {"paper": spec["paper"]["slug"], "profile": profile, "claims": claims, "summary": summarise(claims)}
 
 
+HEADLINE = ("pass_controlled", "pass_uncontrolled", "fail", "inconclusive", "gated")
+
+
+def headline_column(claim: dict) -> str:
+    """Where a reproduction claim counts in the headline: a pass whose nulls both failed is the only reproduced
+    result that could have failed; a pass they do not control is counted apart, and so is a claim a closed gate
+    left undecided (an inconclusive that says nothing of the claim's checks)."""
+    if claim["verdict"] == "pass":
+        return "pass_uncontrolled" if claim.get("uncontrolled") else "pass_controlled"
+    if claim["verdict"] == "inconclusive" and claim.get("gated_by"):
+        return "gated"
+    return claim["verdict"]
+
+
 def summarise(claims: list[dict]) -> dict:
-    """Reproduction and sanity verdict counts apart; uncontrolled reproduction claims; info claims."""
+    """Reproduction and sanity verdict counts apart; the headline's five columns of reproduction claims; uncontrolled
+    reproduction claims; passes resting on an amendment made after results; info claims."""
     def counts(kind):
         return {v: sum(c["kind"] == kind and c["verdict"] == v for c in claims) for v in VERDICTS}
 
+    repro = [c for c in claims if c["kind"] == "reproduction"]
     return {"reproduction": counts("reproduction"), "sanity": counts("sanity"),
-            "uncontrolled": sum(c["kind"] == "reproduction" and bool(c.get("uncontrolled")) for c in claims),
+            "headline": {col: sum(headline_column(c) == col for c in repro) for col in HEADLINE},
+            "uncontrolled": sum(bool(c.get("uncontrolled")) for c in repro),
+            "passes_on_amendment": sum(c["verdict"] == "pass" and bool(c.get("amended_after_results")) for c in repro),
             "info": sum(c["kind"] == "info" for c in claims)}
 
 
@@ -343,7 +403,8 @@ def as_metrics(result: dict) -> dict:
             metrics[f"claim_{c['id']}_controlled"] = float(not c["uncontrolled"])
     s = result["summary"]
     return metrics | {f"{kind}_{v}": s[kind][v] for kind in ("reproduction", "sanity") for v in VERDICTS} | {
-        "uncontrolled": s["uncontrolled"], "info": s["info"]}
+        f"headline_{col}": s["headline"][col] for col in HEADLINE} | {
+        "uncontrolled": s["uncontrolled"], "passes_on_amendment": s["passes_on_amendment"], "info": s["info"]}
 
 
 def stand_in(table, column: str, replace: dict[str, str]):

@@ -117,11 +117,12 @@ def describe(c, exp_id: str, paper: str) -> None:
     claims = RESULTS / paper / "claims.json"
     if claims.exists():
         s = read_json(claims)
-        r, z = s["summary"]["reproduction"], s["summary"]["sanity"]
-        lines += ["", f"Latest verdicts ({s['profile']} profile): reproduction {r['pass']} pass / {r['fail']} fail / "
-                  f"{r['inconclusive']} inconclusive ({s['summary']['uncontrolled']} uncontrolled); sanity "
-                  f"{z['pass']} / {z['fail']} / {z['inconclusive']}; the claims are the metrics of the run named "
-                  f"`{paper}_evaluate`."]
+        h, z = s["summary"]["headline"], s["summary"]["sanity"]
+        lines += ["", f"Latest verdicts ({s['profile']} profile): reproduction {h['pass_controlled']} pass with both "
+                  f"nulls failing / {h['pass_uncontrolled']} pass uncontrolled / {h['fail']} fail / {h['inconclusive']} "
+                  f"inconclusive / {h['gated']} gated ({s['summary']['passes_on_amendment']} passes on an amendment); "
+                  f"sanity {z['pass']} / {z['fail']} / {z['inconclusive']}; the claims are the metrics of the run "
+                  f"named `{paper}_evaluate`."]
     c.set_experiment_tag(exp_id, "mlflow.note.content", "\n".join(lines))
 
 

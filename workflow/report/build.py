@@ -30,8 +30,16 @@ def claim_rows(paper: str, claims: dict) -> list[dict]:
         control_checks = control.get("checks", [])
         gated = "; ".join(f"gate {g} did not pass ({v}): inconclusive, its checks alone say {c['ungated_verdict']}"
                           for g, v in c.get("gated_by", {}).items())
+        nulls = c.get("nulls") or {}
+        amended = "; ".join(f"{a['date']}: {a['what']} ({a['verdict']})" for a in c.get("amendments", []))
         for i, chk in enumerate(c["checks"]):
             ctl = control_checks[i] if i < len(control_checks) else {}
+            null_cells = {}
+            for role in ("aa", "placebo"):
+                null = nulls.get(role, {})
+                judged = null.get("checks", [])[i] if i < len(null.get("checks", [])) else {}
+                null_cells |= {f"{role}_null": (null.get("name") or ("none: " + null["none"] if "none" in null else ""))
+                               if i == 0 else "", f"{role}_value": judged.get("value"), f"{role}_verdict": judged.get("verdict", "")}
             rows.append({"paper": paper, "claim": c["id"], "kind": c["kind"], "verdict": c["verdict"],
                          "statement": c["statement"] if i == 0 else "", "paper_value": c["paper_value"] if i == 0 else "",
                          "metric": chk["metric"], "criterion": f"{chk['aggregate']} {chk['op']} {chk['threshold']:g}",
@@ -42,7 +50,12 @@ def claim_rows(paper: str, claims: dict) -> list[dict]:
                          "control": control.get("name", "") if i == 0 else "", "control_value": ctl.get("value"), "control_frac_pass": ctl.get("frac_pass"),
                          "control_verdict": ctl.get("verdict", ""),
                          "uncontrolled": c.get("uncontrolled_why", "") if i == 0 and c.get("uncontrolled") else "",
-                         "uncontrolled_label": "uncontrolled" if c["kind"] == "reproduction" else "fault not caught"})
+                         "uncontrolled_label": "uncontrolled" if c["kind"] == "reproduction" else "fault not caught",
+                         **null_cells,
+                         "headline": claims_mod.headline_column(c) if c["kind"] == "reproduction" and i == 0 else "",
+                         "gated_by": ", ".join(c.get("gated_by", {})), "ungated_verdict": c.get("ungated_verdict", ""),
+                         "registered": (c.get("registered") or {}).get("commit", "") if i == 0 else "",
+                         "amendments": amended if i == 0 else ""})
     return rows
 
 
@@ -101,7 +114,8 @@ def render(sections: list[dict], title: str, profile: str) -> str:
 
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     env.filters["num"] = lambda v: "—" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v))
-    return env.from_string(TEMPLATE.read_text()).render(sections=sections, title=title, profile=profile,
+    totals = claims_mod.summarise([c for s in sections for c in s["claims"]["claims"]])
+    return env.from_string(TEMPLATE.read_text()).render(sections=sections, title=title, profile=profile, totals=totals,
                                                         tracking=html.escape(tracking_uri()))
 
 
@@ -109,19 +123,28 @@ def counts(summary: dict, kind: str) -> str:
     return " / ".join(str(summary[kind][v]) for v in claims_mod.VERDICTS)
 
 
+def headline(summary: dict) -> str:
+    return " / ".join(str(summary["headline"][col]) for col in claims_mod.HEADLINE)
+
+
+HEADLINE_HEADER = ("reproduction: pass (nulls fail) / pass uncontrolled / fail / inconclusive / gated")
+
+
 def verdict_table(sections: list[dict], profile: str) -> str:
-    """The README's verdict table: reproduction and sanity counts apart, uncontrolled claims named."""
+    """The README's verdict table: the five headline columns of reproduction claims, the passes resting on an
+    amendment made after results, uncontrolled claims named, sanity counts apart."""
     lines = [f"<!-- generated from the {profile} profile's results/report/verdicts.md at commit {git_commit()} -->",
-             "| paper | reproduction: pass / fail / inconclusive | uncontrolled | sanity: pass / fail / inconclusive | info |",
-             "|---|---|---|---|---|"]
+             f"| paper | {HEADLINE_HEADER} | passes on an amendment | uncontrolled | sanity: pass / fail / inconclusive "
+             "| info |",
+             "|---|---|---|---|---|---|"]
     for s in sections:
         summary, claims = s["claims"]["summary"], s["claims"]["claims"]
         uncontrolled = ", ".join(c["id"] for c in claims if c["kind"] == "reproduction" and c.get("uncontrolled")) or "none"
-        lines.append(f"| [{s['slug']}](workflow/papers/{s['slug']}/PAPER.md) — {s['title']} | {counts(summary, 'reproduction')} "
-                     f"| {uncontrolled} | {counts(summary, 'sanity')} | {summary['info']} |")
+        lines.append(f"| [{s['slug']}](workflow/papers/{s['slug']}/PAPER.md) — {s['title']} | {headline(summary)} "
+                     f"| {summary['passes_on_amendment']} | {uncontrolled} | {counts(summary, 'sanity')} | {summary['info']} |")
     total = claims_mod.summarise([c for s in sections for c in s["claims"]["claims"]])
-    lines.append(f"| **all {len(sections)} papers** | **{counts(total, 'reproduction')}** | {total['uncontrolled']} "
-                 f"| {counts(total, 'sanity')} | {total['info']} |")
+    lines.append(f"| **all {len(sections)} papers** | **{headline(total)}** | {total['passes_on_amendment']} "
+                 f"| {total['uncontrolled']} | {counts(total, 'sanity')} | {total['info']} |")
     return "\n".join(lines) + "\n"
 
 
