@@ -34,7 +34,7 @@ BEFORE_HISTORY = "before-history"
 def flat(claim: dict) -> dict:
     """The claim's definition as {path: value}: what the verdict depends on, nothing else."""
     out = {"kind": claim.get("kind"), "units": claim.get("units", 1), "requires": claim.get("requires", []),
-           "control": claim.get("control"), "no_control": "no_control" in claim}
+           "control": claim.get("control"), "no_control": True if "no_control" in claim else None}
     out |= {f"nulls.{role}": value for role, value in claim.get("nulls", {}).items()}
     for i, chk in enumerate(claim.get("checks", [])):
         out |= {f"checks.{i}.{key}": chk.get(key, "mean" if key == "aggregate" else None) for key in CHECK_FIELDS}
