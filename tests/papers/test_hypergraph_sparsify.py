@@ -494,7 +494,7 @@ def test_controls_are_judged_on_the_same_metrics():
     res = claims_mod.evaluate(spec, measure(t, sl, 4, 32), "smoke", controls=ctrl)
     by_id = {c["id"]: c for c in res["claims"]}
     assert by_id["C3"]["verdict"] == "pass" and by_id["C3"]["control"]["verdict"] == "fail"
-    assert by_id["C3"]["uncontrolled"] is False
+    assert by_id["C3"]["uncontrolled_why"] == "no A/A null or placebo declared"  # its negative control fails
     assert by_id["C1"]["control"]["verdict"] == "fail" and by_id["C2m"]["control"]["verdict"] == "fail"
 
 
