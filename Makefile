@@ -79,7 +79,10 @@ resources: setup  ## refresh workflow/resources.yaml from the benchmark files of
 readme: setup  ## put the verdict table of the last default-profile report into README.md
 	$(PY) -m workflow.report.readme
 
+# Prints the experiments' page in MLflow 3's model-training view (its start page is the GenAI one) and each paper's
+# runs page (an experiment opens on a GenAI overview until the browser is switched to "Model training" once).
 mlflow-ui: setup  ## the MLflow dashboard on this project's database, bound to 127.0.0.1 only
+	@$(PY) -m workflow.core.tracking links --port $(PORT)
 	mlflow ui --backend-store-uri "$$($(PY) -m workflow.core.tracking uri)" --host 127.0.0.1 --port $(PORT) --workers 1
 
 mlflow-server: scale-setup  ## MLflow on PostgreSQL at 127.0.0.1:$(SERVER_PORT); then export MLFLOW_TRACKING_URI

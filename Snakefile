@@ -7,6 +7,9 @@
 # Parameters: params.yaml (+ profiles/<name>/params.yaml), validated against
 # workflow/schemas/ (top level + one schema per paper) here, before any job runs;
 # so is every paper's claims.yaml (workflow/schemas/claims.schema.yaml).
+import os
+import sys
+
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -17,6 +20,7 @@ from workflow.core.params import ParamsError, check_plan_size, load
 from workflow.papers import PAPERS
 
 PROFILE = config.get("profile", "default")
+os.environ["REPRO_PYTHON"] = sys.executable  # every job (bin/python) runs under Snakemake's own interpreter
 try:
     PARAMS = load(PROFILE)
     validate_papers(PAPERS)  # claims.yaml files: kinds, ops, thresholds, units, controls

@@ -75,7 +75,7 @@ def step(module, args=""):
     """The one shape of every job's command: the step program, its own arguments, the common ones. workflow/run.py
     runs it: output to the log, its `warning:` lines (or a failed job's last lines) repeated on the console."""
     return (
-        f"python -m workflow.run {module} {args} --profile {PROFILE} --params {{input.params}} "
+        f"bin/python -m workflow.run {module} {args} --profile {PROFILE} --params {{input.params}} "
         "--rule {rule} --wildcards '{wildcards}' --log {log.out:q} --record {log.run:q}"
     )
 

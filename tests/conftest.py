@@ -67,3 +67,32 @@ SCALE_OTHER_PAPER = "hypergraph_sparsify"
 def scale_smoke_repo(tmp_path_factory) -> Path:
     """The scale tests' smoke run: SCALE_PAPERS and SCALE_OTHER_PAPER, each with its track job (once per session)."""
     return smoke_run(tmp_path_factory.mktemp("scale-smoke"), *SCALE_PAPERS, SCALE_OTHER_PAPER)
+
+
+@pytest.fixture(scope="session")
+def dashboard(smoke_repo):
+    """The MLflow UI (`make mlflow-ui`'s command) on the smoke run's store, on a free loopback port: yields the port."""
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    uri = run(["python", "-m", "workflow.core.tracking", "uri"], smoke_repo).stdout.strip()
+    server = subprocess.Popen([str(BIN / "mlflow"), "ui", "--backend-store-uri", uri, "--host", "127.0.0.1",
+                               "--port", str(port), "--workers", "1"], cwd=smoke_repo, env=env(),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(120):  # the UI needs 20-35 s to start on a busy 2-core machine
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5)
+                break
+            except OSError:
+                time.sleep(1)
+        else:
+            raise AssertionError("the MLflow UI did not answer within 120 s")
+        yield port
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

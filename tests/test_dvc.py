@@ -21,7 +21,7 @@ def test_one_entry_per_rule_mirroring_its_jobs():
     tta = stages["cosa_tta"]
     item = tta["foreach"]["co2-dlinear-13-0"]
     assert item["dataset"] == "co2" and item["H"] == "13"
-    assert "python -m workflow.run papers.cosa.tta" in tta["do"]["cmd"] and "--profile default" in tta["do"]["cmd"]
+    assert "bin/python -m workflow.run papers.cosa.tta" in tta["do"]["cmd"] and "--profile default" in tta["do"]["cmd"]
     deps = tta["do"]["deps"]
     assert "results/cosa/base/${item.dataset}/${item.base}_H${item.H}_s${item.seed}.pt" in deps
     # values and code as Snakemake sees them: stamps, which the first stage writes (params.yaml is read there)

@@ -134,37 +134,73 @@ def test_steps_record_the_values_they_used(smoke_repo):
     assert rec["rule"] == "cosa_tta" and rec["wildcards"] == "H=13,base=dlinear,dataset=co2,seed=0"
 
 
-def test_dashboard_serves_both_papers_on_loopback(smoke_repo):
+def test_dashboard_serves_both_papers_on_loopback(smoke_repo, dashboard):
     """The command `make mlflow-ui` runs, on a free loopback port; queried through MLflow's REST API."""
-    import json as _json
-    import socket
-    import subprocess
-    import time
     import urllib.request
 
-    from conftest import env
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     uri = run(["python", "-m", "workflow.core.tracking", "uri"], smoke_repo).stdout.strip()
     assert uri == f"sqlite:///{smoke_repo / 'mlflow.db'}"
-    server = subprocess.Popen([str(BIN / "mlflow"), "ui", "--backend-store-uri", uri, "--host", "127.0.0.1",
-                               "--port", str(port), "--workers", "1"], cwd=smoke_repo, env=env(),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        body = None
-        for _ in range(120):  # the UI needs 20-35 s to start on a busy 2-core machine
-            try:
-                req = urllib.request.Request(f"http://127.0.0.1:{port}/api/2.0/mlflow/experiments/search",
-                                             data=b'{"max_results": 100}', headers={"Content-Type": "application/json"})
-                body = _json.loads(urllib.request.urlopen(req, timeout=5).read())
-                break
-            except OSError:
-                time.sleep(1)
-        assert body is not None, "the MLflow UI did not answer within 120 s"
-        names = {e["name"] for e in body["experiments"]}
-        assert {"adam_implicit_bias", "cosa"} <= names
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    req = urllib.request.Request(f"http://127.0.0.1:{dashboard}/api/2.0/mlflow/experiments/search",
+                                 data=b'{"max_results": 100}', headers={"Content-Type": "application/json"})
+    names = {e["name"] for e in json.loads(urllib.request.urlopen(req, timeout=30).read())["experiments"]}
+    assert {"adam_implicit_bias", "cosa"} <= names
+
+
+def test_runs_can_be_told_apart_and_grouped_and_the_evaluate_run_carries_the_verdicts(smoke_repo):
+    code = """
+import json, sys
+from mlflow.tracking import MlflowClient
+c = MlflowClient(sys.argv[1])
+e = c.get_experiment_by_name("cosa")
+runs = c.search_runs([e.experiment_id], max_results=1000)
+print(json.dumps(dict(kind=e.tags.get("mlflow.experimentKind"), note=e.tags.get("mlflow.note.content"),
+                      default=c.get_experiment_by_name("Default").tags.get("mlflow.note.content"),
+                      runs=[dict(name=r.info.run_name, params=r.data.params, tags=r.data.tags,
+                                 inputs=[d.dataset.name for d in r.inputs.dataset_inputs]) for r in runs])))
+"""
+    got = json.loads(run(["python", "-c", code, f"sqlite:///{smoke_repo / 'mlflow.db'}"], smoke_repo).stdout)
+    assert got["kind"] == "custom_model_development" and got["default"]  # opens on its runs; every experiment described
+    assert "**" not in got["note"] and "Latest verdicts (smoke profile)" in got["note"]  # plain text in the list
+    tta = [r for r in got["runs"] if r["tags"]["step"] == "tta"]
+    assert "tta dlinear co2 H13 s0" in {r["name"] for r in tta}
+    assert all(r["params"]["seed"] == r["tags"]["wildcards"].rsplit("seed=", 1)[1] and "dataset" in r["params"] for r in tta)
+    assert all(r["inputs"] for r in tta)  # the prepared data set and the base model it adapted
+    evaluate = next(r for r in got["runs"] if r["tags"]["step"] == "evaluate")
+    claims = json.loads((smoke_repo / "results/cosa/claims.json").read_text())["claims"]
+    assert {evaluate["tags"][f"claim.{c['id']}"] for c in claims} <= {"pass", "fail", "inconclusive", "info"}
+    assert all(evaluate["tags"][f"claim.{c['id']}"] == c["verdict"] for c in claims)
+    assert "| claim | kind | verdict |" in evaluate["tags"]["mlflow.note.content"]
+
+
+def test_the_reports_headline_matches_claims_json_and_shows_nothing_of_the_machine(smoke_repo):
+    from workflow.core.claims import summarise
+
+    page = (smoke_repo / "results/report/index.html").read_text()
+    claims = [c for paper in PAPERS for c in json.loads((smoke_repo / f"results/{paper}/claims.json").read_text())["claims"]]
+    totals = summarise(claims)["headline"]
+    block = page.split('<div class="headline">', 1)[1].split("</div>\n</div>", 1)[0]
+    shown = [int(n) for n in re.findall(r"<b>(\d+)</b>", block)]
+    assert shown[:5] == [totals[c] for c in ("pass_controlled", "pass_uncontrolled", "fail", "inconclusive", "gated")]
+    assert "Its verdicts are not evidence" in page  # a smoke report says so
+    assert str(smoke_repo) not in page and str(ROOT) not in page and "(issue" not in page
+    assert re.search(r"<footer>Built .* from commit <code>[0-9a-f]{40}", page)
+    rows = __import__("csv").DictReader(open(smoke_repo / "results/report/claims.csv"))
+    assert {"gated_by", "ungated_verdict", "control_verdict", "aa_verdict", "placebo_verdict"} <= set(rows.fieldnames)
+    assert "uncontrolled_label" not in rows.fieldnames
+
+
+def test_jobs_run_under_snakemakes_interpreter_without_activation(tmp_path):
+    """`.venv/bin/snakemake` with the environment not activated: the jobs' `python` is the project's, not the first
+    one on PATH (which lacks the project's packages); and `dvc repro` likewise."""
+    import os
+
+    from conftest import copy_repo, env
+
+    repo = copy_repo(tmp_path)
+    (repo / ".venv").symlink_to(ROOT / ".venv")  # the clone's own environment (make setup), not activated
+    bare = env() | {"PATH": "/usr/bin:/bin"}  # no venv on PATH: a job running plain `python` finds none of it
+    target = "results/adam_implicit_bias/data/gr0.npz"
+    run([str(BIN / "snakemake"), "--profile", "profiles/smoke", target], repo, env=bare)
+    assert (repo / target).exists()
+    run([str(BIN / "dvc"), "repro", "--quiet", "adam_implicit_bias_data@gr1"], repo, env=bare)
+    assert (repo / "results/adam_implicit_bias/data/gr1.npz").exists() and os.access(repo / "bin/python", os.X_OK)

@@ -28,7 +28,7 @@ def registered_k1(claim):
     """K1 as registered: today's definition with its amendments undone (what git holds at its registered commit)."""
     state = R.flat(claim)
     for a in reversed(claim.get("amendments", [])):
-        for path, (before, _) in a["changed"].items():
+        for path, (before, _) in a.get("changed", {}).items():
             state.pop(path) if before is None else state.__setitem__(path, before)
     return state
 

@@ -86,3 +86,31 @@ def wav_of(x) -> bytes:
     out = io.BytesIO()
     wavfile.write(out, 8000, np.asarray(x, np.int16))
     return out.getvalue()
+
+
+def page_text(url, tmp_path) -> str:
+    """What a person reads on a page of a JavaScript app (its DOM once the scripts ran), tags and styles left out."""
+    import html as html_mod
+
+    done = subprocess.run([BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                           f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=30000", "--dump-dom", url],
+                          capture_output=True, text=True, timeout=180)
+    text = re.sub(r"<(style|script)\b.*?</\1>", " ", done.stdout, flags=re.S)
+    return html_mod.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", text)))
+
+
+@pytest.mark.skipif(BROWSER is None, reason="needs Debian's Chromium: `apt-get install chromium` (root), as `make test` "
+                                            "does when it runs as root")
+def test_the_dashboard_opens_on_the_papers_runs_not_the_genai_overview(smoke_repo, dashboard, tmp_path):
+    from conftest import run
+
+    links = run(["python", "-m", "workflow.core.tracking", "links", "--port", str(dashboard)], smoke_repo).stdout
+    first, *papers = links.splitlines()  # what `make mlflow-ui` prints: the experiments, then each paper's runs
+    listing = page_text(first.split(": ", 1)[1], tmp_path)
+    assert "Model training" in listing and all(p in listing for p in ("adam_implicit_bias", "cosa", "semhitok"))
+    assert "Traces 0" not in listing and "Detect Issues" not in listing
+    cosa = next(line.split()[-1] for line in papers if line.split()[0] == "cosa")
+    runs = page_text(cosa, tmp_path)
+    assert "tta dlinear co2 H13 s0" in runs and "evaluate" in runs  # short names a person tells apart
+    assert "Traces 0" not in runs and "Detect Issues" not in runs

@@ -12,7 +12,7 @@ def bench(results, paper, step, job, rule, seconds, rss):
     path.write_text(f"s\th:m:s\tmax_rss\n{seconds}\t0:00:00\t{rss}\n")
     record = results / paper / "logs" / step / f"{job}.run.json"
     record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text(json.dumps({"rule": rule}))
+    record.write_text(json.dumps({"record_id": f"{rule}-{job}", "rule": rule}))  # a record names its id and rule
 
 
 def test_the_largest_job_with_headroom_and_other_rules_kept(tmp_path):

@@ -72,7 +72,7 @@ def shared(path: str) -> bool:
     return path.startswith("data/raw/") or "/data/" in path or "/base/" in path or path.endswith(".pt")
 
 
-RUNNER = "python -m workflow.run "  # every step job's command (rules/common.smk: step)
+RUNNER = "bin/python -m workflow.run "  # every step job's command (rules/common.smk: step)
 
 
 def stage(job: dict) -> dict:
@@ -169,7 +169,7 @@ def shape_check(profile: str, fingerprint: str) -> dict:
     stages read their values' stamps. (Listing each stage's keys made DVC parse params.yaml once per stage:
     `dvc status` took 45 s at 350 stages.)"""
     overlay = [f"profiles/{profile}/params.yaml"] if profile != "default" else []
-    return {"cmd": f"python -m workflow.core.dvcgen --profile {profile} --expect-shape {fingerprint} --shape-out {SHAPE_FILE}",
+    return {"cmd": f"bin/python -m workflow.core.dvcgen --profile {profile} --expect-shape {fingerprint} --shape-out {SHAPE_FILE}",
             "deps": ["Snakefile", "rules", "workflow", *overlay], "params": [{"params.yaml": None}],
             "outs": [{SHAPE_FILE: {"cache": False}}, {stamps.STAMPS: {"cache": False, "persist": True}}]}
 

@@ -7,11 +7,13 @@
 A claim's *definition* is what decides its verdict: kind, units, gates, its control and nulls, and per check the
 metric, comparator, threshold, margin, aggregate and units (DEFINITION). Statements, reasons and skips are not.
 The registered version is the claim as it stood in claims.yaml at the commit `registered.commit` names; each
-`amendments:` entry that has a commit lists its changes as `changed: {path: [before, after]}` (paths as in
+`amendments:` entry that changed the definition lists its changes as `changed: {path: [before, after]}` (paths as in
 `flat()`: kind, units, checks.0.threshold, nulls.aa, ...). Applied in order to the registered version, they must
-give today's definition: a change without an amendment (a threshold moved after the results) is refused.
-Amendments made before the project's git history began (`commit: before-history`, recorded from the PAPER.md
-logs) are on the record and counted in the headline, but precede the registered snapshot.
+give today's definition: a change without an amendment (a threshold moved after the results) is refused. An entry
+without `changed` records a change that these fields cannot show (a metric whose meaning changed under the same
+name, a claim split off another, the decision rule of workflow/core/claims.py); one with `commit: before-history`
+precedes the project's git history (recorded from the PAPER.md logs). Both are on the record and counted in the
+headline; the check does not replay them.
 
 Reads git (`git show <commit>:<claims.yaml>`); where the history is missing (a shallow clone), check says so.
 """

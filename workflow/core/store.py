@@ -99,7 +99,8 @@ def experiment_id(c, paper: str) -> str:
         # a server keeps artifacts itself (served through it); the embedded store keeps them beside mlflow.db
         local = not tracking_uri().startswith(("http://", "https://"))
         try:
-            return c.create_experiment(paper, artifact_location=(ARTIFACTS / paper).as_uri() if local else None)
+            return c.create_experiment(paper, artifact_location=(ARTIFACTS / paper).as_uri() if local else None,
+                                       tags={EXPERIMENT_KIND: MODEL_TRAINING})
         except Exception as exc:
             if "RESOURCE_ALREADY_EXISTS" not in str(exc) and "already exists" not in str(exc):
                 raise
@@ -107,12 +108,34 @@ def experiment_id(c, paper: str) -> str:
 
 
 TAGS = ("paper", "step", "rule", "wildcards", "git_commit", "params_hash", "profile", "host")
+# MLflow 3 opens an experiment in its GenAI view (traces) unless the experiment says it is model training, and its
+# pages in the GenAI mode unless the URL asks for the other (the mode is kept per browser once switched by hand).
+EXPERIMENT_KIND, MODEL_TRAINING = "mlflow.experimentKind", "custom_model_development"
+
+
+def dashboard_url(port: int = 5000) -> str:
+    """Where `make mlflow-ui` serves the experiments, in the model-training view."""
+    return f"http://127.0.0.1:{port}/#/experiments?workflowType=machine_learning"
+
+
+def wildcard_values(text: str) -> dict[str, str]:
+    """A record's wildcards ('H=13,base=dlinear,dataset=co2,seed=0', Snakemake's form) as {name: value}."""
+    return dict(part.split("=", 1) for part in text.split(",") if "=" in part)
+
+
+def run_name(record: dict) -> str:
+    """A name a user can tell apart in the runs table: the step and its wildcard values, words first, numbers with
+    their name ('tta dlinear co2 H13 s0'): the rule's full name and wildcards were cut off after 40 characters."""
+    values = wildcard_values(record["wildcards"])
+    words = [v for k, v in sorted(values.items()) if not v.replace(".", "").isdigit()]
+    numbers = [f"{'s' if k == 'seed' else k}{v}" for k, v in sorted(values.items()) if v.replace(".", "").isdigit()]
+    return " ".join([record["step"], *words, *numbers])
 
 
 def run_tags(record: dict) -> dict:
     """Our tags plus MLflow's own source fields, so the runs table's Source and Version columns are filled."""
     tags = {k: str(record[k]) for k in TAGS} | {"record_id": record["record_id"]}
-    tags["mlflow.runName"] = f"{record['rule']}[{record['wildcards']}]" if record["wildcards"] else record["rule"]
+    tags["mlflow.runName"] = run_name(record)
     tags["mlflow.source.type"] = "LOCAL"
     tags["mlflow.source.name"] = record.get("module", f"workflow.papers.{record['paper']}.{record['step']}")
     tags["mlflow.source.git.commit"] = record["git_commit"].removesuffix("-dirty")

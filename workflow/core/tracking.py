@@ -34,7 +34,8 @@ from pathlib import Path
 from .io import read_json, write_json
 from .params import ROOT, shown
 from .records import read_record, why_unreadable
-from .store import client, experiment_id, mark_unreachable, run_tags, tracking_uri
+from .store import (EXPERIMENT_KIND, MODEL_TRAINING, client, dashboard_url, experiment_id, mark_unreachable, run_tags,
+                    tracking_uri, wildcard_values)
 
 RESULTS = ROOT / "results"
 TRACKED = "mlflow_tracked_in"  # record key: the store sync logged the record to (a live run's id alone is not that)
@@ -60,9 +61,25 @@ def catalog_digests() -> dict[str, dict]:
     return {f"{name}{raw_suffix(entry)}": entry | {"name": name} for name, entry in catalog()["datasets"].items()}
 
 
+HASHED_INPUT_BYTES = 64 << 20  # an input's digest is its sha256 up to this size (a data set, a model), else its size
+
+
+def input_digest(path: str) -> str | None:
+    """A file's digest for the Dataset column: its sha256 (16 hex), or its size for a very large file."""
+    from .io import sha256
+
+    file = ROOT / path
+    try:
+        size = file.stat().st_size
+    except OSError:
+        return None
+    return sha256(file)[:16] if size <= HASHED_INPUT_BYTES else f"{size}B"
+
+
 def dataset_inputs(record: dict, catalog: dict):
-    """The raw data sets a job read (or, for a fetch job, wrote) as MLflow inputs, with the catalog's sha256 as
-    digest: the runs table's Dataset column. Files under data/raw/ are matched to the catalog by name."""
+    """Every file a job read (and, for a fetch job, the raw file it wrote) as an MLflow input: the runs table's
+    Dataset column. A catalog data set (data/raw/) carries its name and the catalog's sha256; any other input (a
+    prepared data set, a trained model, the runs an evaluation reads) its path and its own sha256."""
     from mlflow.entities import Dataset, DatasetInput, InputTag
 
     out = []
@@ -71,8 +88,50 @@ def dataset_inputs(record: dict, catalog: dict):
             entry = catalog.get(Path(path).name) if Path(path).parent.name == "raw" else None
             if entry:
                 ds = Dataset(name=entry["name"], digest=entry["sha256"][:16], source_type="local", source=path)
-                out.append(DatasetInput(ds, tags=[InputTag("mlflow.data.context", role)]))
+            elif role == "input" and (digest := input_digest(path)):
+                ds = Dataset(name=path.removeprefix("results/"), digest=digest, source_type="local", source=path)
+            else:
+                continue
+            out.append(DatasetInput(ds, tags=[InputTag("mlflow.data.context", role)]))
     return out
+
+
+def claim_tags(claims: dict) -> dict[str, str]:
+    """An evaluate run's tags: each claim's verdict (gated ones say so), its gate, its nulls' and control's verdicts,
+    and the paper's verdict table as the run's description, so that the runs table tells fail from inconclusive."""
+    tags = {}
+    for c in claims["claims"]:
+        tags[f"claim.{c['id']}"] = c["verdict"]
+        if c.get("gated_by"):
+            tags[f"claim.{c['id']}.gate"] = ", ".join(f"{g} {v}" for g, v in c["gated_by"].items())
+            tags[f"claim.{c['id']}.ungated"] = c["ungated_verdict"]
+        for role, null in (c.get("nulls") or {}).items():
+            tags[f"claim.{c['id']}.{role}"] = null.get("verdict", "none")
+        if "verdict" in (c.get("control") or {}):
+            tags[f"claim.{c['id']}.control"] = c["control"]["verdict"]
+    rows = ["| claim | kind | verdict | ours | paper |", "|---|---|---|---|---|"]
+    for c in claims["claims"]:
+        verdict = c["verdict"] + (" (gated)" if c.get("gated_by") else "")
+        verdict += " (uncontrolled)" if c.get("uncontrolled") and c["kind"] == "reproduction" else ""
+        ours = "—" if c["measured"] is None else f"{c['measured']:.4g}"
+        rows.append(f"| {c['id']} | {c['kind']} | {verdict} | {ours} | {c['paper_value']} |")
+    return tags | {"mlflow.note.content": f"Claims of {claims['paper']} ({claims['profile']} profile)\n\n" + "\n".join(rows)}
+
+
+def run_params(record: dict) -> dict[str, str]:
+    """A run's parameters: the values its step read (params.yaml sections, flattened), each wildcard on its own
+    (seed, dataset, method: what a user groups and compares runs by), and the environment."""
+    params = {k[:250]: v if isinstance(v, str) else json.dumps(v) for k, v in _flatten(record["params"]).items()}
+    params |= {k: v for k, v in wildcard_values(record["wildcards"]).items() if k not in params}
+    return params | {f"env.{k}": str(v) for k, v in record.get("environment", {}).items()}
+
+
+def evaluation_tags(record: dict) -> dict[str, str]:
+    """claim_tags() of the claims.json a job wrote (an evaluate job), else none."""
+    for path in record.get("outputs", []):
+        if Path(path).name == "claims.json" and (ROOT / path).exists():
+            return claim_tags(read_json(ROOT / path))
+    return {}
 
 
 def log_record(c, exp_id: str, record: dict, catalog: dict, run_id: str | None = None) -> str:
@@ -80,13 +139,14 @@ def log_record(c, exp_id: str, record: dict, catalog: dict, run_id: str | None =
     from mlflow.entities import Metric, Param
 
     ts = int(record["started_ms"])
-    already = set()
+    already, verdicts = set(), evaluation_tags(record)
     if run_id is None:
-        run_id = c.create_run(exp_id, tags=run_tags(record), start_time=ts).info.run_id
+        run_id = c.create_run(exp_id, tags=run_tags(record) | verdicts, start_time=ts).info.run_id
     else:  # a live run: it has its tags, maybe some params and curve points
         already = set(c.get_run(run_id).data.params)
-    params = [Param(k[:250], v if isinstance(v, str) else json.dumps(v)) for k, v in _flatten(record["params"]).items()]
-    params += [Param(f"env.{k}", str(v)) for k, v in record.get("environment", {}).items()]
+        for key, value in verdicts.items():
+            c.set_tag(run_id, key, value)
+    params = [Param(k, v) for k, v in run_params(record).items()]
     metrics = [Metric(k, float(v), ts, 0) for k, v in record["metrics"].items() if v is not None]
     for name, points in record["curves"].items():  # curves go in batches, not one call per point
         metrics += [Metric(name, float(v), ts, int(s)) for s, v in points]
@@ -105,25 +165,49 @@ def log_record(c, exp_id: str, record: dict, catalog: dict, run_id: str | None =
     return run_id
 
 
-def describe(c, exp_id: str, paper: str) -> None:
-    """The experiment's description in the dashboard: the paper's title, its PAPER.md, its latest verdicts."""
+SHARED_EXPERIMENTS = {  # the experiments that are not a paper's, described too
+    "data": "Raw data sets fetched from the data catalog (workflow/catalog.yaml), each verified against its sha256: "
+            "one run per fetch job, its data set in the Dataset column. Papers read them from data/raw/.",
+    "report": "The cross-paper report (results/report/index.html and claims.csv): one run per build, its metrics "
+              "the all-papers verdict counts.",
+    "Default": "Not used: MLflow creates it. Each paper's runs are in the experiment named after the paper.",
+}
+
+
+def description(paper: str) -> str | None:
+    """An experiment's description as plain text (the experiment list shows it unrendered): the paper's title,
+    where its card is, its latest verdicts in the headline's five columns."""
     from .params import read_yaml
 
+    if paper in SHARED_EXPERIMENTS:
+        return SHARED_EXPERIMENTS[paper]
     folder = ROOT / "workflow" / "papers" / paper
     if not (folder / "claims.yaml").exists():
-        return
-    lines = [f"**{read_yaml(folder / 'claims.yaml')['paper']['title']}**", "",
-             f"Paper card and deviation log: `workflow/papers/{paper}/PAPER.md`"]
+        return None
+    text = f"{read_yaml(folder / 'claims.yaml')['paper']['title']}. Paper card and deviation log: workflow/papers/{paper}/PAPER.md."
     claims = RESULTS / paper / "claims.json"
     if claims.exists():
         s = read_json(claims)
         h, z = s["summary"]["headline"], s["summary"]["sanity"]
-        lines += ["", f"Latest verdicts ({s['profile']} profile): reproduction {h['pass_controlled']} pass with both "
-                  f"nulls failing / {h['pass_uncontrolled']} pass uncontrolled / {h['fail']} fail / {h['inconclusive']} "
-                  f"inconclusive / {h['gated']} gated ({s['summary']['passes_on_amendment']} passes on an amendment); "
-                  f"sanity {z['pass']} / {z['fail']} / {z['inconclusive']}; the claims are the metrics of the run "
-                  f"named `{paper}_evaluate`."]
-    c.set_experiment_tag(exp_id, "mlflow.note.content", "\n".join(lines))
+        text += (f" Latest verdicts ({s['profile']} profile): reproduction {h['pass_controlled']} pass with both nulls "
+                 f"failing, {h['pass_uncontrolled']} pass uncontrolled, {h['fail']} fail, {h['inconclusive']} "
+                 f"inconclusive, {h['gated']} gated ({s['summary']['passes_on_amendment']} passes on an amendment); "
+                 f"sanity {z['pass']} pass, {z['fail']} fail, {z['inconclusive']} inconclusive. Each claim's verdict is "
+                 f"a tag of the run named evaluate.")
+    return text
+
+
+def describe(c, exp_id: str, paper: str) -> None:
+    """The experiment's description and kind (model training: MLflow 3 opens it on its runs, not on traces); the
+    Default experiment MLflow made gets them too."""
+    c.set_experiment_tag(exp_id, EXPERIMENT_KIND, MODEL_TRAINING)
+    text = description(paper)
+    if text:
+        c.set_experiment_tag(exp_id, "mlflow.note.content", text)
+    default = c.get_experiment_by_name("Default")
+    if default is not None and default.tags.get("mlflow.note.content") != SHARED_EXPERIMENTS["Default"]:
+        c.set_experiment_tag(default.experiment_id, EXPERIMENT_KIND, MODEL_TRAINING)
+        c.set_experiment_tag(default.experiment_id, "mlflow.note.content", SHARED_EXPERIMENTS["Default"])
 
 
 # ---- sync --------------------------------------------------------------------------------------------------
@@ -168,7 +252,7 @@ def complete(run, record: dict) -> bool:
     is not enough (a run ended by hand, or by an older sync, can be short of some)."""
     metrics = {k for k, v in record["metrics"].items() if v is not None}
     metrics |= {k for k, points in record["curves"].items() if points}
-    params = {k[:250] for k in _flatten(record["params"])} | {f"env.{k}" for k in record.get("environment", {})}
+    params = set(run_params(record))
     return run.info.status == "FINISHED" and metrics <= set(run.data.metrics) and params <= set(run.data.params)
 
 
@@ -261,11 +345,28 @@ def console_line(results: Path = RESULTS) -> str:
             f"Once the store answers, run `{FIX}`.")
 
 
+def dashboard_links(port: int) -> list[str]:
+    """What `make mlflow-ui` prints: the experiments in the model-training view, then each paper's runs. MLflow 3
+    opens an experiment on its GenAI overview unless the browser was switched to model training, so the runs page
+    of each experiment is named outright."""
+    lines = [f"MLflow dashboard: {dashboard_url(port)}"]
+    try:
+        c = client(retry=True)
+        experiments = sorted(c.search_experiments(), key=lambda e: e.name)
+    except Exception as exc:  # noqa: BLE001 - the dashboard starts anyway; the links are a convenience
+        return lines + [f"(no experiments listed: {type(exc).__name__})"]
+    base = dashboard_url(port).split("#")[0]
+    return lines + [f"  {e.name:<22} {base}#/experiments/{e.experiment_id}/runs?workflowType=machine_learning"
+                    for e in experiments if e.name != "Default"]
+
+
 def main(argv=None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("command", choices=["sync", "uri"], help="sync: log what MLflow is missing; uri: print the store URI")
+    parser.add_argument("command", choices=["sync", "uri", "links"],
+                        help="sync: log what MLflow is missing; uri: print the store URI; links: the dashboard's pages")
+    parser.add_argument("--port", type=int, default=5000, help="links: the port `make mlflow-ui` serves on")
     parser.add_argument("--paper", action="append", help="only these papers' records (repeatable; default: all)")
     parser.add_argument("--out", type=Path, help="write the sync's summary here (the track rule's output)")
     parser.add_argument("--results", type=Path, default=RESULTS, help="the results folder (default: results/)")
@@ -274,6 +375,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.command == "uri":
         print(tracking_uri())
+        return 0
+    if args.command == "links":
+        print("\n".join(dashboard_links(args.port)))
         return 0
     args.results = args.results.resolve()  # record paths in tracking.json are relative to its parent
     report = sync(args.paper, args.results, args.retry)

@@ -7,7 +7,9 @@ params hash, MLflow run id from the run records).
 from __future__ import annotations
 
 import base64
-import html
+import re
+import time
+import urllib.parse
 from pathlib import Path
 
 import pandas as pd
@@ -17,9 +19,30 @@ from workflow.core.io import read_json, write_text
 from workflow.core.records import read_records
 from workflow.core.params import ROOT, read_yaml
 from workflow.core.step import Step, git_commit
-from workflow.core.store import tracking_uri
+from workflow.core.store import dashboard_url, tracking_uri
 
 TEMPLATE = Path(__file__).with_name("template.html")
+
+
+INCONCLUSIVE_CAUSES = {  # what a check's `why` starts with -> the cause the page names
+    "not measured in the": "not run in this profile",
+    "no value measured": "no value measured",
+    "95% interval": "interval contains the threshold",
+}
+
+
+def inconclusive_cause(claim: dict) -> str:
+    """Why an inconclusive claim is undecided: a closed gate, a check not run in this profile, too few units, an
+    interval that contains the threshold, a value not measured (the first inconclusive check decides)."""
+    if claim.get("gated_by"):
+        return "gated"
+    for chk in claim["checks"]:
+        if chk["verdict"] == "inconclusive":
+            why = chk.get("why", "")
+            if " units < " in why:
+                return "too few units"
+            return next((cause for start, cause in INCONCLUSIVE_CAUSES.items() if why.startswith(start)), "other")
+    return "other"
 
 
 def claim_rows(paper: str, claims: dict) -> list[dict]:
@@ -41,16 +64,17 @@ def claim_rows(paper: str, claims: dict) -> list[dict]:
                 null_cells |= {f"{role}_null": (null.get("name") or ("none: " + null["none"] if "none" in null else ""))
                                if i == 0 else "", f"{role}_value": judged.get("value"), f"{role}_verdict": judged.get("verdict", "")}
             rows.append({"paper": paper, "claim": c["id"], "kind": c["kind"], "verdict": c["verdict"],
+                         "inconclusive_cause": inconclusive_cause(c) if c["verdict"] == "inconclusive" else "",
                          "statement": c["statement"] if i == 0 else "", "paper_value": c["paper_value"] if i == 0 else "",
                          "metric": chk["metric"], "criterion": f"{chk['aggregate']} {chk['op']} {chk['threshold']:g}",
                          "ours": chk.get("value"), "n": chk["n"],
                          "spread": (f"[{chk['min']:.4g}, {chk['max']:.4g}] n={chk['n']}" if "min" in chk else f"n={chk['n']}"),
-                         "check_verdict": chk["verdict"], "rule": chk.get("rule", ""),
+                         "check_verdict": chk["verdict"],
+                         "rule": "single unit" if chk.get("rule") == "t-interval" and chk["n"] == 1 else chk.get("rule", ""),
                          "why": "; ".join(filter(None, [gated if i == 0 else "", chk.get("why", "")])),
                          "control": control.get("name", "") if i == 0 else "", "control_value": ctl.get("value"), "control_frac_pass": ctl.get("frac_pass"),
                          "control_verdict": ctl.get("verdict", ""),
                          "uncontrolled": c.get("uncontrolled_why", "") if i == 0 and c.get("uncontrolled") else "",
-                         "uncontrolled_label": "uncontrolled" if c["kind"] == "reproduction" else "fault not caught",
                          **null_cells,
                          "headline": claims_mod.headline_column(c) if c["kind"] == "reproduction" and i == 0 else "",
                          "gated_by": ", ".join(c.get("gated_by", {})), "ungated_verdict": c.get("ungated_verdict", ""),
@@ -109,14 +133,48 @@ def paper_section(paper: str, figures: list[Path], profile: str) -> dict:
             "costs": step_costs(paper, recs), "provenance": provenance(recs)}
 
 
+# References to the project's issue tracker: a reader of the page has no access to it
+TRACKER_ASIDE = re.compile(r"\s*\((?:[^()]*?\b)?[Ii]ssues?[- ]\d+[^()]*\)")  # "(issue 10)", "(see issues 10, 12)"
+TRACKER_WORDS = re.compile(r"\b([Ii])ssues?[- ]\d+(?:(?:, | and )\d+)*('s)?")  # "issue 10's", "Issue-10"
+
+
+def public(page: str) -> str:
+    """The page without what only its builders can read: absolute paths of the machine that built it, and
+    references to the project's issue tracker (an aside goes; a reference in a sentence becomes "a review")."""
+    page = TRACKER_ASIDE.sub("", page.replace(str(ROOT) + "/", "").replace(str(ROOT), "."))
+    return TRACKER_WORDS.sub(lambda m: ("A review" if m[1] == "I" else "a review") + (m[2] or ""), page)
+
+
+def environment_line() -> str:
+    """What the results may depend on besides code, data and params (no host, no paths): the footer's."""
+    from workflow.core.step import environment
+
+    env = environment()
+    return ", ".join(f"{k} {env[k]}" for k in ("python", "machine", "lock_sha256", "torch") if k in env)
+
+
+def paper_link(title: str) -> str:
+    return "https://openreview.net/search?term=" + urllib.parse.quote(title)
+
+
 def render(sections: list[dict], title: str, profile: str) -> str:
     import jinja2
 
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     env.filters["num"] = lambda v: "—" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v))
-    totals = claims_mod.summarise([c for s in sections for c in s["claims"]["claims"]])
-    return env.from_string(TEMPLATE.read_text()).render(sections=sections, title=title, profile=profile, totals=totals,
-                                                        tracking=html.escape(tracking_uri()))
+    claims = [c for s in sections for c in s["claims"]["claims"]]
+    totals = claims_mod.summarise(claims)
+    causes = {}
+    for c in claims:
+        if c["kind"] == "reproduction" and c["verdict"] == "inconclusive":
+            cause = inconclusive_cause(c)
+            causes[cause] = causes.get(cause, 0) + 1
+    store = "the project's SQLite store (mlflow.db)" if tracking_uri().startswith("sqlite:") else tracking_uri()
+    page = env.from_string(TEMPLATE.read_text()).render(
+        sections=sections, title=title, profile=profile, totals=totals, causes=causes, store=store,
+        dashboard=dashboard_url(), headline=claims_mod.HEADLINE, paper_link=paper_link, commit=git_commit(),
+        built=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), environment=environment_line())
+    return public(page)
 
 
 def counts(summary: dict, kind: str) -> str:
