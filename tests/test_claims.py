@@ -296,3 +296,25 @@ def test_snakemake_rejects_a_bad_claims_file_before_any_job(tmp_path):
     assert done.returncode != 0
     assert "workflow/papers/cosa/claims.yaml" in done.stderr and "op" in done.stderr
     assert not (repo / "results").exists()  # nothing ran
+
+
+def test_the_a_a_stand_in_takes_the_comparators_rows_of_another_seed_of_the_same_unit():
+    import pandas as pd
+
+    from workflow.core.claims import stand_in
+
+    t = pd.DataFrame({"data": ["a"] * 6 + ["b"] * 2, "seed": [0, 1, 2, 0, 1, 2, 0, 0],
+                      "method": ["m", "m", "m", "c", "c", "c", "m", "c"], "v": [1, 2, 3, 10, 20, 30, 5, 50]})
+    aa = stand_in(t, "method", {"m": "c"}, seed="seed", keys=["data"])
+    got = aa[aa.method == "m"].sort_values("seed")
+    assert got.data.tolist() == ["a", "a", "a"] and got.v.tolist() == [30, 10, 20]  # seed s shows c's seed s-1
+    assert len(aa[aa.method == "c"]) == 4  # the comparator keeps its own rows; unit b (one seed) gives no A/A unit
+    same = stand_in(t, "method", {"m": "c"})  # without seed: the control's own rows (a negative control)
+    assert sorted(same[same.method == "m"].v) == [10, 20, 30, 50]
+
+
+def test_a_claim_with_an_a_a_null_and_no_placebo_is_uncontrolled_until_one_is_built():
+    c = claim("R", kind="reproduction", units=3, nulls={"aa": "aa"})
+    out = evaluate(spec(c, controls={"aa": CONTROLS["aa"]}), {"m": [0.9, 0.9, 0.9]}, "default", {"aa": NULLS_FAIL["aa"]})
+    row = out["claims"][0]
+    assert row["nulls"]["aa"]["verdict"] == "fail" and row["uncontrolled_why"] == "no placebo declared"

@@ -306,6 +306,8 @@ def control_of(claim: dict, spec: dict, controls: dict, profile: str, missing: l
                     for role, name in claim.get("nulls", {}).items()}
     if claim["kind"] == "reproduction" and not out["nulls"]:
         why.append("no A/A null or placebo declared")
+    elif claim["kind"] == "reproduction" and "placebo" not in out["nulls"]:
+        why.append("no placebo declared")
     for role, null in out["nulls"].items():
         if "none" in null:
             why.append(f"no {role if role == 'placebo' else 'A/A null'}: {null['none']}")
@@ -407,12 +409,34 @@ def as_metrics(result: dict) -> dict:
         "uncontrolled": s["uncontrolled"], "passes_on_amendment": s["passes_on_amendment"], "info": s["info"]}
 
 
-def stand_in(table, column: str, replace: dict[str, str]):
-    """A negative control in its method's place: the (pandas) table with the rows whose `column` names a method of
-    `replace` taken from the rows of its control instead (relabelled); the control keeps its own rows too and the
-    rest is untouched. The evaluate step then measures the control with the method's code and metric names."""
+def stand_in(table, column: str, replace: dict[str, str], seed: str | None = None, keys=()):
+    """A control or null in its method's place: the (pandas) table with the rows whose `column` names a method of
+    `replace` taken from the rows of its stand-in instead (relabelled); the stand-in keeps its own rows too and the
+    rest is untouched. The evaluate step then measures the stand-in with the method's code and metric names.
+
+    With `seed` (a column) and `keys` (the other columns that name a unit: data set, horizon, ...), the stand-in's
+    rows come from *another* seed of the same unit: the next one, cyclically. That is the A/A null: the comparator
+    in the method's place with independent seeds, so that the comparison meets the comparator's own seed-to-seed
+    noise and nothing else (with the same seeds it would be exactly zero, which no check should be judged on). A
+    unit with one seed has no independent partner and gives no value."""
     import pandas as pd
 
     kept = table[~table[column].isin(list(replace))]
-    swapped = [table[table[column] == control].assign(**{column: method}) for method, control in replace.items()]
+    swapped = [table[table[column] == source] for source in replace.values()]
+    if seed:
+        swapped = [next_seed(rows, seed, list(keys)) for rows in swapped]
+    swapped = [rows.assign(**{column: method}) for rows, method in zip(swapped, replace)]
     return pd.concat([kept, *swapped], ignore_index=True)
+
+
+def next_seed(rows, seed: str, keys: list[str]):
+    """`rows` with each one's seed moved to the next seed among the rows of its unit (same `keys`), cyclically;
+    units with a single seed dropped."""
+    import pandas as pd
+
+    out = []
+    for _, unit in (rows.groupby(keys, dropna=False, sort=False) if keys else [(None, rows)]):
+        seeds = sorted(unit[seed].unique())
+        if len(seeds) > 1:
+            out.append(unit.assign(**{seed: unit[seed].map(dict(zip(seeds, seeds[1:] + seeds[:1])))}))
+    return pd.concat(out) if out else rows.iloc[:0]
