@@ -274,6 +274,18 @@ def test_claims_yaml_problems_are_named(mutate, message):
     assert any(message in p for p in problems(s, "x/claims.yaml")), problems(s, "x/claims.yaml")
 
 
+def test_declared_nulls_pass_the_schema_and_a_bad_one_is_named():
+    """The schema's `null` definition is reachable (a bare YAML `null:` key would be None, and every $ref to it an
+    error): a named null and {none: why} are valid, an empty reason is not."""
+    s = spec(repro(), controls=CONTROLS)
+    assert problems(s, "x/claims.yaml") == []
+    s = spec(repro(nulls={"aa": "aa", "placebo": {"none": "nothing smaller to remove"}}),
+             controls={k: v for k, v in CONTROLS.items() if k != "placebo"})
+    assert problems(s, "x/claims.yaml") == []
+    s["claims"][0]["nulls"]["placebo"] = {"none": ""}
+    assert any("claims.0.nulls.placebo" in p for p in problems(s, "x/claims.yaml")), problems(s, "x/claims.yaml")
+
+
 def test_every_paper_claims_file_is_valid():
     from workflow.papers import PAPERS
 

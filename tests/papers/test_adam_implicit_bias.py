@@ -463,7 +463,7 @@ def _final_table(adam_rinf=(0.75, 0.8, 0.9, 0.99)):
 
 def test_measure_trend_and_controls_from_a_hand_made_table():
     from workflow.core.params import read_yaml
-    from workflow.papers.adam_implicit_bias.evaluate import CLAIMS, CONTROLS, measure, measure_controls
+    from workflow.papers.adam_implicit_bias.evaluate import CLAIMS, CONTROLS, NULLS, measure, measure_controls
 
     got = measure(_final_table())
     assert got["c5_rinf_violations"] == [0] and got["c5_r2_violations"] == [0]
@@ -471,16 +471,34 @@ def test_measure_trend_and_controls_from_a_hand_made_table():
     assert got["c3_signum_min_rinf"] == [0.99] and "c5_signum_min_rinf" not in got
     assert np.allclose(got["c4_fp_lead_inc_adam"], [0.99 - 0.92])
     ctrl = measure_controls(_final_table())
-    assert set(ctrl) == set(CONTROLS)
+    assert set(ctrl) == set(CONTROLS) | set(NULLS)
     swapped = ctrl["batch_regime_swapped"]
     assert swapped["c1_rinf_inc_adam"] == [0.99] and swapped["c2_rinf_det_adam"] == [0.75]
     assert np.allclose(swapped["c2_rinf_gap_det_minus_inc"], [-0.24])  # not 0: both slots are swapped
     assert swapped["c4_cos_wfp_proxy"] == [0.95] and swapped["c4_cos_winf_det_adam"] == [0.92]
     assert ctrl["gd_for_signum"]["c3_signum_min_rinf"] == [0.7]
     assert np.allclose(ctrl["signum_for_adam"]["c5_rinf_rise_b10_minus_b1"], [0.001])
-    for claim in read_yaml(CLAIMS)["claims"]:  # every control has every metric its claims check
-        if "control" in claim:
-            assert {c["metric"] for c in claim["checks"]} <= set(ctrl[claim["control"]]), claim["id"]
+    for claim in read_yaml(CLAIMS)["claims"]:  # every control and null has every metric its claims check
+        for name in [claim.get("control"), *claim.get("nulls", {}).values()]:
+            if isinstance(name, str):
+                assert {c["metric"] for c in claim["checks"]} <= set(ctrl[name]), (claim["id"], name)
+    assert ctrl["aa_inc_adam"]["c2_rinf_gap_det_minus_inc"] == []  # one GR set: Inc-Adam has no independent partner
+
+
+def test_the_aa_null_takes_inc_adam_of_the_next_data_set():
+    """The A/A null (C2, C5): Inc-Adam of gr1 in Det-Adam's and mini-batch Adam's place on gr0 and vice versa, on the
+    data sets where those runs exist; the method's own values are untouched."""
+    import pandas as pd
+
+    from workflow.papers.adam_implicit_bias.evaluate import measure, measure_controls
+
+    one, two = _final_table(), _final_table(adam_rinf=(0.7, 0.8, 0.9, 0.99))
+    t = pd.concat([one, two[two.family == "gr"].assign(dataset="gr1")], ignore_index=True)
+    aa = measure_controls(t)["aa_inc_adam"]
+    assert np.allclose(aa["c2_rinf_det_adam"], [0.7, 0.75])
+    assert np.allclose(aa["c2_rinf_gap_det_minus_inc"], [0.7 - 0.75, 0.75 - 0.7])
+    assert np.allclose(aa["c5_rinf_rise_b10_minus_b1"], [-0.05, 0.05])
+    assert measure(t)["c2_rinf_det_adam"] == [0.99, 0.99]
 
 
 def test_a_flat_batch_curve_fails_c5():

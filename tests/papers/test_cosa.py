@@ -283,6 +283,31 @@ def test_measure_puts_a_control_in_cosas_place():
     assert E.measure(t, "cosa_leak_one_step") == {}
 
 
+def test_the_aa_nulls_put_the_comparator_of_the_next_seed_in_cosas_place():
+    """aa_no_tta: no TTA of seed s+1 scored against seed s's no TTA (gain = 1 - mse(s+1)/mse(s)); aa_tafas: TAFAS-lite
+    of the other seed against the cell's own; a cell with one seed (co2 here) has no value. COSA's own values come from
+    the raw MSEs, whatever a row's precomputed rel_impr says."""
+    from workflow.papers.cosa import evaluate as E
+
+    rows = []
+    for dataset, seeds in (("ett_like", (0, 1)), ("co2", (0,))):
+        for seed in seeds:
+            for h in (96, 336):
+                for method, mse in (("no_tta", 1.0 + seed), ("cosa", 0.9), ("tafas_lite", 0.8 + 0.1 * seed)):
+                    rows.append({"dataset": dataset, "base": "dlinear", "H": h, "seed": seed, "method": method,
+                                 "mse": mse, "rel_impr": -9.0, "seconds_per_window": 1.0, "leak_max_abs_pred_change": 0.0,
+                                 "leak_nonfinite_preds": 0.0, "leak_base_changed": 0.0})
+    t = pd.DataFrame(rows)
+    assert E.measure(t)["k1_rel_impr_co2"] == pytest.approx([0.1, 0.1])  # from the MSEs, not the rows' -9
+    nulls = E.measure_nulls(t)
+    assert set(nulls) == set(E.NULLS) and set(nulls["aa_no_tta"]) == set(E.measure(t))
+    aa = nulls["aa_no_tta"]
+    assert aa["k1_rel_impr_ett_like"] == pytest.approx([1 - 2 / 1, 1 - 1 / 2] * 2)  # cells sorted by (H, seed)
+    assert aa["k1_rel_impr_co2"] == [] and aa["k3_long_minus_short_ett_like"] == pytest.approx([0.0, 0.0])
+    tafas = nulls["aa_tafas"]["k2_rel_impr_vs_tafas"]
+    assert len(tafas) == 4 and sorted(tafas) == pytest.approx(sorted([(0.8 - 0.9) / 0.8, (0.9 - 0.8) / 0.9] * 2))
+
+
 # ------------------------------------------------------------------------------------------- plan, checkpoint
 def test_plan_lists_every_cell_and_the_traced_one():
     from workflow.papers.cosa import plan

@@ -475,11 +475,11 @@ def test_stand_in_puts_the_control_in_the_methods_place():
 def test_controls_are_judged_on_the_same_metrics():
     from workflow.core import claims as claims_mod
     from workflow.core.params import read_yaml
-    from workflow.papers.hypergraph_sparsify.evaluate import CLAIMS, CONTROLS, measure, measure_controls
+    from workflow.papers.hypergraph_sparsify.evaluate import CLAIMS, CONTROLS, NULLS, measure, measure_controls, measure_nulls
 
     t, sl = _table_rows(), _sliding_rows()
     ctrl = measure_controls(t, sl, 4, 32)
-    assert set(ctrl) == set(CONTROLS)
+    assert set(ctrl) == set(CONTROLS) | set(NULLS) and ctrl["aa_uniform"] == measure_nulls(t, sl, 4, 32)["aa_uniform"]
     u = ctrl["uniform_equal_memory"]
     assert u["c1_eps_hat_online_exact"] == [1.5] and u["c1_frac_online_exact"] == [4 / 32]  # uniform-online, median
     assert u["c1_eps_hat_stream"] == [1.0] and u["c4_mincut_dev_stream"] == [0.5, 0.5]
@@ -488,14 +488,39 @@ def test_controls_are_judged_on_the_same_metrics():
     assert ctrl["no_pre_thinning"]["c2_peak_ratio_stream"] == [4.0, 4.0]
     assert np.allclose(ctrl["shuffled_importance"]["c3_uniform_over_stream_random"], [1 / 0.9] * 2)
     spec = read_yaml(CLAIMS)
-    for claim in spec["claims"]:  # every control has every metric its claims check
-        if "control" in claim:
-            assert {c["metric"] for c in claim["checks"]} <= set(ctrl[claim["control"]]), claim["id"]
+    for claim in spec["claims"]:  # every control and null has every metric its claims check
+        for name in [claim.get("control"), *claim.get("nulls", {}).values()]:
+            if isinstance(name, str):
+                assert {c["metric"] for c in claim["checks"]} <= set(ctrl[name]), (claim["id"], name)
     res = claims_mod.evaluate(spec, measure(t, sl, 4, 32), "smoke", controls=ctrl)
     by_id = {c["id"]: c for c in res["claims"]}
     assert by_id["C3"]["verdict"] == "pass" and by_id["C3"]["control"]["verdict"] == "fail"
-    assert by_id["C3"]["uncontrolled_why"] == "no A/A null or placebo declared"  # its negative control fails
+    assert by_id["C3"]["nulls"]["placebo"]["verdict"] == "fail"  # the shuffled probabilities
+    # one seed: the A/A null has no independent partner, so no value and no control of the claim
+    assert by_id["C3"]["nulls"]["aa"]["verdict"] == "inconclusive"
+    assert by_id["C3"]["uncontrolled_why"] == "the A/A null (the comparator in the method's place) is inconclusive"
     assert by_id["C1"]["control"]["verdict"] == "fail" and by_id["C2m"]["control"]["verdict"] == "fail"
+
+
+def test_the_aa_nulls_take_the_comparator_of_the_next_seed():
+    """Two seeds: aa_uniform puts uniform of the other seed in stream's place (C3's ratio: uniform against uniform),
+    aa_online_exact puts online-exact's in stream's (C2m), aa_m_small online-exact's m_small run of the other seed in
+    place of its m_large run (C2's ratio of equal-length streams); the method's own values are untouched."""
+    import pandas as pd
+
+    from workflow.papers.hypergraph_sparsify.evaluate import measure, measure_nulls
+
+    one = _table_rows()
+    two = one.assign(seed=1, stored=one.stored * 2, peak_stored=one.peak_stored * 2, eps_hat=one.eps_hat * 2)
+    t = pd.concat([one, two], ignore_index=True)
+    sl = pd.concat([_sliding_rows(), _sliding_rows().assign(seed=1)], ignore_index=True)
+    own, nulls = measure(t, sl, 4, 32), measure_nulls(t, sl, 4, 32)
+    assert own["c2_ratio_online_exact"] == [2.0] * 4 and np.allclose(own["c3_uniform_over_stream_random"], [4.0] * 4)
+    # units in (family, seed) order: G0, G1, H3 0, H3 1; seed 1's values are twice seed 0's
+    assert np.allclose(nulls["aa_uniform"]["c3_uniform_over_stream_random"], [0.5, 2.0, 0.5, 2.0])
+    assert np.allclose(nulls["aa_online_exact"]["c2_peak_ratio_stream"], [2.0] * 4)
+    assert np.allclose(nulls["aa_online_exact"]["c2_stream_minus_online_ratio"], [0.0] * 4)
+    assert np.allclose(nulls["aa_m_small"]["c2_ratio_online_exact"], [2.0, 0.5, 2.0, 0.5])  # stored(4, s+1) / stored(4, s)
 
 
 def test_a_missing_metric_is_an_error_and_too_few_units_inconclusive():

@@ -369,7 +369,8 @@ def test_controls_are_measured_by_the_same_function_with_their_columns():
                           **{f"{p}_{k}": [v] for p in ("nsp", "shuf", "pert") for k, v in
                              (("n_states", 8), ("equivalent", p != "pert"), ("converged", True),
                               ("samples_to_last_cex", {"nsp": 3, "shuf": 40, "pert": 5}[p]))},
-                          "classic_samples_to_last_cex": [60], "classic_converged": [True], "classic_equivalent": [True]})
+                          "classic_samples_to_last_cex": [60], "classic_converged": [True], "classic_equivalent": [True],
+                          "classic_n_states": [8]})
     teachers = pd.DataFrame({"language": ["tomita4", "dyck2_3"], "family": ["tomita", "dyck"], "variant": ["full", "weak"],
                              "gated": [True, False], "nsp_n_states": [4, 30], "nsp_target_states": [4, 16],
                              "nsp_equivalent": [True, False], "nsp_converged": [True, False],
@@ -383,8 +384,35 @@ def test_controls_are_measured_by_the_same_function_with_their_columns():
     assert c["shuffled_bits"]["c4_nsp_wins"] == [0.0]  # 60 < 3 x 40
     assert c["binary_labels"]["c2_tomita_samples"] == [52.0] and c["binary_labels"]["c2_tomita_seconds"] == [0.1]
     assert c["mutant_mining"]["c5_frac_confirmed"] == [0.1] and c["mutant_mining"]["c5_not_equivalent"] == [1.0]
+    assert c["aa_classic"]["c4_nsp_wins"] == [] and c["aa_classic"]["c4_nsp_not_beaten"] == []  # one seed: no partner
     with pytest.raises(KeyError):  # a control without its own column is an error, never L*_nsp's value
         as_learner(teachers.drop(columns="classic_time_s"), "classic", ("nsp_time_s",))
+
+
+def test_the_aa_null_puts_classic_lstar_of_the_next_seed_in_nsps_place():
+    """C4's A/A null: classic L* of seed s+1 (cyclically) stands in for L*_nsp on seed s and meets seed s's classic L*
+    by the same rule; L*_nsp's own outcomes are untouched."""
+    import pandas as pd
+
+    from workflow.papers.lnsp.evaluate import aa_null, control_measures, measure
+
+    samples = {0: (3, 10), 1: (3, 40)}  # (L*_nsp, classic) samples to the last counterexample, per seed
+    exact = pd.DataFrame([{"language": "dyck2_2", "family": "dyck", "seed": s, "target_states": 8,
+                           **{f"{p}_{k}": v for p in ("nsp", "shuf", "pert", "classic") for k, v in
+                              (("n_states", 8), ("equivalent", True), ("converged", True))},
+                           "nsp_samples_to_last_cex": n, "shuf_samples_to_last_cex": n, "pert_samples_to_last_cex": n,
+                           "classic_samples_to_last_cex": c} for s, (n, c) in samples.items()])
+    teachers = pd.DataFrame({"language": ["tomita4"], "family": ["tomita"], "variant": ["full"], "gated": [True],
+                             "nsp_n_states": [4], "nsp_target_states": [4], "nsp_equivalent": [True],
+                             "nsp_converged": [True], "nsp_samples_to_last_cex": [1], "nsp_time_s": [0.5],
+                             "classic_n_states": [4], "classic_equivalent": [True], "classic_converged": [True],
+                             "classic_samples_to_last_cex": [52], "classic_time_s": [0.1], "mined_frac_confirmed": [0.9],
+                             "mutant_equivalent": [False], "mutant_mined_frac_confirmed": [0.0]})
+    aa = aa_null(exact, "classic").sort_values("seed")
+    assert aa.nsp_samples_to_last_cex.tolist() == [40, 10] and aa.classic_samples_to_last_cex.tolist() == [10, 40]
+    assert measure(exact, teachers)["c4_nsp_wins"] == [1.0, 1.0]
+    # seed 0: classic(1) 40 vs classic(0) 10 - no faster: a loss; seed 1: classic(0) 10 vs 40 >= 3 x 10: a "win"
+    assert control_measures(exact, teachers)["aa_classic"]["c4_nsp_wins"] == [0.0, 1.0]
 
 
 def test_plan_lists_every_run_once():

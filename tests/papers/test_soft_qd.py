@@ -311,6 +311,27 @@ def test_controls_are_measured_under_the_claims_metric_names():
     assert controls["fixed_sigma"]["c3_spearman_vendi_vs_sigma2"] == pytest.approx([0.0] * 3)
     assert controls["faulty_mean"]["c4_adding_never_decreases"] == [0.0]
     assert measured["c4_adding_never_decreases"] == [1.0]
+    # A/A nulls: the best baseline against another seed of itself (here equal: ratio 1, growth 0); C3's is fixed_sigma's
+    assert controls["aa_best_baseline"]["c1_qd_ratio_m4"] == pytest.approx([1.0] * 3)
+    assert controls["aa_best_baseline"]["c2_qd_ratio_growth_16_minus_4"] == pytest.approx([0.0] * 3)
+    assert controls["aa_one_sigma"] == controls["fixed_sigma"]
+
+
+def test_the_aa_null_takes_the_best_baseline_of_the_next_seed():
+    """Per seed the best of the baselines on each metric (here CMA-MAEGA on QD, MAP-Elites on Vendi) of seed s+1
+    stands in for SQUAD on seed s; one seed gives no value (an empty list, never a missing metric)."""
+    import pandas as pd
+    from workflow.papers.soft_qd import evaluate as E
+    rows = [{"benchmark": "rastrigin", "m": m, "method": meth, "seed": s, "qd_score": q * (1 + s), "vendi": v,
+             "approx_soft_qd": q} for s in (0, 1) for m in (4, 16)
+            for meth, q, v in (("squad", 100.0, 3.0), ("cma_maega", 80.0, 1.0), ("map_elites", 40.0, 2.0 + s))]
+    runs = pd.DataFrame(rows)
+    aa = E.measure_comparisons(E.aa_best_baseline(runs))
+    assert aa["c1_qd_ratio_m4"] == pytest.approx([160 / 80, 80 / 160])
+    assert aa["c2_vendi_ratio_m16"] == pytest.approx([3 / 2, 2 / 3])
+    assert E.measure_comparisons(runs)["c1_qd_ratio_m4"] == pytest.approx([100 / 80, 200 / 160])  # SQUAD's own
+    one = E.measure_comparisons(E.aa_best_baseline(runs[runs.seed == 0]))
+    assert one == {"c1_qd_ratio_m4": [], "c2_qd_ratio_m16": [], "c2_vendi_ratio_m16": [], "c2_qd_ratio_growth_16_minus_4": []}
 
 
 def test_sweep_control_seeds_differ_per_label_and_from_reported_seeds():

@@ -25,6 +25,9 @@ CONTROLS = {
     "gd_for_signum": dict(zip(BATCH_SWEEP["signum"], BATCH_SWEEP["gd"])),  # the sign removed: plain GD
     "signum_for_adam": dict(zip(BATCH_SWEEP["adam"], BATCH_SWEEP["signum"])),  # batch-invariant Signum's sweep
 }
+# A/A nulls (claims.yaml `nulls:`): the comparator of the same family's *next* data set (another seeded draw) in the
+# method's place, so that a comparison meets the draw-to-draw noise of the comparator and nothing else.
+NULLS = {"aa_inc_adam": {algo: "inc_adam" for algo in BATCH_SWEEP["adam"][1:]}}  # Inc-Adam in place of b = 2, 5, N
 
 
 def load_runs(files: dict[tuple[str, str], str]) -> pd.DataFrame:
@@ -54,9 +57,25 @@ def violations(values: list[float], increasing: bool) -> int:
     return int(np.sum(diffs < 0) if increasing else np.sum(diffs > 0))
 
 
+def aa_null(table: pd.DataFrame, replace: dict[str, str]) -> pd.DataFrame:
+    """The A/A null's table: each method of ``replace`` taken from its comparator's run on the next data set of the
+    same family (``claims_mod.stand_in`` with the data set as the seed: every run is deterministic, so a data set's
+    seeded draw is the only independent repetition there is), on the data sets where the method itself ran. A family
+    with one data set has no independent partner and gives no value."""
+    swapped = claims_mod.stand_in(table, "algorithm", replace, seed="dataset", keys=["family"])
+    ran = pd.MultiIndex.from_frame(table[["dataset", "algorithm"]])
+    return swapped[pd.MultiIndex.from_frame(swapped[["dataset", "algorithm"]]).isin(ran)]
+
+
 def measure_controls(table: pd.DataFrame) -> dict[str, dict[str, list[float]]]:
-    """{control: {claim metric: [value per data set]}}, each from ``measure`` with the control in the method's place."""
-    return {name: measure(claims_mod.stand_in(table, "algorithm", replace)) for name, replace in CONTROLS.items()}
+    """{control: {claim metric: [value per data set]}}, each from ``measure`` with the control in the method's place;
+    an A/A null keeps every metric the method has (empty where it has no independent partner: "no value measured")."""
+    out = {name: measure(claims_mod.stand_in(table, "algorithm", replace)) for name, replace in CONTROLS.items()}
+    own = measure(table)
+    for name, replace in NULLS.items():
+        null = measure(aa_null(table, replace))
+        out[name] = {metric: null.get(metric, []) for metric in own}
+    return out
 
 
 def measure(table: pd.DataFrame) -> dict[str, list[float]]:

@@ -23,6 +23,12 @@ CONTROLS = {
     "shuffled_importance": {"stream": "online-shuffled"},
 }
 SLIDING_CONTROL = "uniform_equal_memory"  # the sliding-window queries also score a uniform sample of equal size
+# A/A nulls (claims.yaml `nulls:`): (column, {method: comparator}) - the comparator's rows of the next seed of the
+# same family in the method's place (claims.stand_in). For C2 the comparison is between stream lengths, so its
+# comparator is the m_small run ("m_small" stands for that value, "m_large" for the method's m).
+NULLS = {"aa_uniform": ("method", {"stream": "uniform"}),
+         "aa_online_exact": ("method", {"stream": "online-exact"}),
+         "aa_m_small": ("m", {"m_large": "m_small"})}
 
 
 def concat(paths: list[str]) -> pd.DataFrame:
@@ -95,11 +101,26 @@ def stand_in(table: pd.DataFrame, replace: dict[str, str]) -> pd.DataFrame:
 
 
 def measure_controls(table: pd.DataFrame, sliding: pd.DataFrame, m_small: int, m_large: int) -> dict[str, dict]:
-    """{control: {claim metric: [value per instance]}}, each from ``measure`` with the control in the method's place."""
+    """{control: {claim metric: [value per instance]}}, each from ``measure`` with the control in the method's place;
+    the A/A nulls too (``measure_nulls``)."""
     out = {}
     for name, replace in CONTROLS.items():
         queries = sliding.assign(eps_hat=sliding.eps_hat_uniform) if name == SLIDING_CONTROL else sliding
         out[name] = measure(stand_in(table, replace), queries, m_small, m_large)
+    return out | measure_nulls(table, sliding, m_small, m_large)
+
+
+def measure_nulls(table: pd.DataFrame, sliding: pd.DataFrame, m_small: int, m_large: int) -> dict[str, dict]:
+    """{A/A null: {claim metric: [value per instance]}}: ``measure`` with the comparator of the next seed of the same
+    family in the method's place. It keeps every metric the method has; a family with one seed (smoke) has no
+    independent partner and gives no value."""
+    own, sizes, out = measure(table, sliding, m_small, m_large), {"m_small": m_small, "m_large": m_large}, {}
+    for name, (column, replace) in NULLS.items():
+        if column == "m":
+            replace = {sizes[method]: sizes[comparator] for method, comparator in replace.items()}
+        swapped = claims_mod.stand_in(table, column, replace, seed="seed", keys=["family"])
+        null = measure(swapped, sliding, m_small, m_large)
+        out[name] = {metric: null.get(metric, []) for metric in own}
     return out
 
 

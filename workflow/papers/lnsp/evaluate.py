@@ -6,8 +6,9 @@ the accuracy gate for C2 and C3; an under-trained teacher (one per seed) for C5.
 
 Controls (claims.yaml `controls:`), each measured by `measure` with the control's columns in place of L*_nsp's:
 perturbed_teacher (C1: L*_nsp on the exact teacher of a perturbed DFA), binary_labels (C2: classic L* on the same
-Transformer teachers), shuffled_bits (C4: L*_nsp with its continuation bits permuted), mutant_mining (C5: the
-words of a perturbed target mined in place of the extraction's).
+Transformer teachers), shuffled_bits (C4: L*_nsp with its continuation bits permuted; also C4's placebo),
+mutant_mining (C5: the words of a perturbed target mined in place of the extraction's; also C5's placebo), and the
+A/A null aa_classic (C4: classic L* of the next seed in L*_nsp's place, `aa_null`).
 
 The runs and their files come from the plan (params.yaml: lnsp, through plan.py), not from the command line."""
 from __future__ import annotations
@@ -31,6 +32,8 @@ C4_FACTOR = 3     # spec C4: classic L* needs >= 3x the samples of L*_nsp to rea
 EXACT_COLS = ("nsp_n_states", "nsp_equivalent", "nsp_converged", "nsp_samples_to_last_cex")
 CLASSIC_COLS = ("nsp_n_states", "nsp_equivalent", "nsp_converged", "nsp_samples_to_last_cex", "nsp_time_s")
 MUTANT_COLS = ("nsp_equivalent", "mined_frac_confirmed")
+# A/A nulls (claims.yaml `nulls:`): the comparator whose run of the next seed of the same language takes L*_nsp's place
+NULLS = {"aa_classic": "classic"}
 
 
 def flag(series: pd.Series) -> pd.Series:
@@ -126,12 +129,26 @@ def measure(exact: pd.DataFrame, teachers: pd.DataFrame) -> dict[str, list[float
     return m
 
 
+def aa_null(exact: pd.DataFrame, prefix: str) -> pd.DataFrame:
+    """The A/A null's exact-teacher table: L*_nsp's columns (EXACT_COLS) taken from the comparator's run (``prefix``)
+    of the next seed of the same language (``claims.next_seed``), the comparator's own columns kept, so that C4 pits
+    the comparator against an independent run of itself. A language with one seed has no independent partner and is
+    left out."""
+    donor = as_learner(exact, prefix, EXACT_COLS)[["language", "seed", *EXACT_COLS]]
+    donor = claims_mod.next_seed(donor, "seed", ["language"])
+    return exact.drop(columns=list(EXACT_COLS)).merge(donor, on=["language", "seed"], how="inner")
+
+
 def control_measures(exact: pd.DataFrame, teachers: pd.DataFrame) -> dict[str, dict[str, list[float]]]:
-    """Each control of claims.yaml measured by the same function as L*_nsp, its run in L*_nsp's place."""
+    """Each control of claims.yaml measured by the same function as L*_nsp, its run in L*_nsp's place; each A/A null
+    keeps every metric L*_nsp has (empty where no independent partner exists: "no value measured")."""
+    own = measure(exact, teachers)
+    nulls = {name: measure(aa_null(exact, prefix), teachers) for name, prefix in NULLS.items()}
     return {"perturbed_teacher": measure(as_learner(exact, "pert", EXACT_COLS), teachers),
             "shuffled_bits": measure(as_learner(exact, "shuf", EXACT_COLS), teachers),
             "binary_labels": measure(exact, as_learner(teachers, "classic", CLASSIC_COLS)),
-            "mutant_mining": measure(exact, as_learner(teachers, "mutant", MUTANT_COLS))}
+            "mutant_mining": measure(exact, as_learner(teachers, "mutant", MUTANT_COLS))} | {
+        name: {metric: null.get(metric, []) for metric in own} for name, null in nulls.items()}
 
 
 def main_table(exact: pd.DataFrame, teachers: pd.DataFrame) -> pd.DataFrame:

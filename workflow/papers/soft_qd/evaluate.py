@@ -7,7 +7,9 @@ configuration (C4). 'Best baseline' is the best of CMA-MAE, CMA-MAEGA and MAP-El
 Controls, measured under the claims' metric names by the same functions (claims.yaml `controls:`):
   * no_repulsion (C1, C2): SQUAD without its repulsion term (run `squad_norep`) in SQUAD's place;
   * fixed_sigma (C3): the sweep's control variant, one fixed kernel width behind every sigma^2 label;
-  * faulty_mean (C4): the property checks on a score that averages instead of taking the max."""
+  * faulty_mean (C4): the property checks on a score that averages instead of taking the max;
+and the A/A nulls: aa_best_baseline (C1, C2: the best baseline of the next seed in SQUAD's place, `aa_best_baseline`)
+and aa_one_sigma (C3: one kernel width behind every label, the runs of fixed_sigma)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -105,11 +107,25 @@ def measure(runs: pd.DataFrame, sweep: pd.DataFrame, trials: pd.DataFrame, limit
     return {k: v for k, v in out.items() if v}
 
 
+def aa_best_baseline(runs: pd.DataFrame) -> pd.DataFrame:
+    """The A/A null's runs for C1 and C2: per (benchmark, m, seed) the best baseline's value of each compared metric
+    (the comparator of "ratio to the best baseline"), taken from the next seed of the same (benchmark, m) and put in
+    SQUAD's place (claims.stand_in), so that the ratio is the best baseline against an independent seed of itself. A
+    (benchmark, m) with one seed has no independent partner and gives no value."""
+    metrics = ["qd_score", "vendi", "approx_soft_qd"]
+    best = runs[runs.method.isin(BASELINES)].groupby(["benchmark", "m", "seed"], as_index=False)[metrics].max()
+    table = pd.concat([runs, best.assign(method="best_baseline")], ignore_index=True)
+    return claims_mod.stand_in(table, "method", {"squad": "best_baseline"}, seed="seed", keys=["benchmark", "m"])
+
+
 def measure_controls(runs: pd.DataFrame, sweep: pd.DataFrame, trials: pd.DataFrame, limit: pd.DataFrame) -> dict:
-    """{control: {claim metric: [value per unit]}}, by the same functions as the claims' own values."""
+    """{control: {claim metric: [value per unit]}}, by the same functions as the claims' own values. An A/A null
+    (aa_*) keeps every metric of its claims, empty where it has no independent partner ("no value measured")."""
     controls = {"no_repulsion": measure_comparisons(runs, CONTROL), "fixed_sigma": measure_sweep(sweep, "fixed"),
                 "faulty_mean": measure_properties(trials, limit, "faulty_mean")}
-    return {name: {k: v for k, v in metrics.items() if v} for name, metrics in controls.items()}
+    nulls = {"aa_best_baseline": measure_comparisons(aa_best_baseline(runs)),
+             "aa_one_sigma": measure_sweep(sweep, "fixed")}  # C3's A/A null: the runs of fixed_sigma, see claims.yaml
+    return {name: {k: v for k, v in metrics.items() if v} for name, metrics in controls.items()} | nulls
 
 
 def summary(runs: pd.DataFrame) -> pd.DataFrame:
