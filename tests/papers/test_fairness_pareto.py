@@ -418,6 +418,7 @@ def _fake_cells(datasets, seeds, rng):
                     "fact_frontier": ["max_excess_over_ours_eod", "max_excess_over_ours_dp", "points_above_fact"],
                     "shared_bias": ["ours_minus_eqodds", "ours_minus_gstar"],
                     "lemma2_without_eod": ["abs_gap_to_constant"]}
+            ctrl |= {name: list(columns) for name, columns in E.AA.items()}
             row |= {f"{name}{E.SEP}{c}": float(rng.normal()) for name, cs in ctrl.items() for c in cs}
             rows.append(row)
     return pd.DataFrame(rows)
@@ -430,7 +431,7 @@ def test_every_claim_metric_is_measured_for_the_claim_and_its_control(profile, d
     from workflow.core import claims as C
     from workflow.papers.fairness_pareto import evaluate as E
     cells = _fake_cells(datasets, range(5), np.random.default_rng(10))
-    controls = {name: E.measure(E.as_control(cells, name)) for name in E.CONTROLS}
+    controls = {name: E.measure(E.as_control(cells, name)) for name in (*E.CONTROLS, *E.AA)}
     out = C.evaluate(C.load(E.CLAIMS), E.measure(cells), profile, controls)
     judged = [c for c in out["claims"] if c["kind"] == "reproduction"]
     assert judged and all("control" in c and "name" in c["control"] for c in judged)
@@ -440,7 +441,7 @@ def test_a_control_without_its_values_is_an_error():
     from workflow.core import claims as C
     from workflow.papers.fairness_pareto import evaluate as E
     cells = _fake_cells(["adult", "adult_married", "compas"], range(3), np.random.default_rng(11))
-    controls = {name: E.measure(E.as_control(cells, name)) for name in E.CONTROLS}
+    controls = {name: E.measure(E.as_control(cells, name)) for name in (*E.CONTROLS, *E.AA)}
     controls["shared_bias"].pop("c4_ours_minus_eqodds_adult")
     with pytest.raises(C.ClaimsError, match="control shared_bias"):
         C.evaluate(C.load(E.CLAIMS), E.measure(cells), "default", controls)
@@ -480,3 +481,26 @@ def test_plan_lists_cells_and_their_files():
         assert [tuple(cell_of(Path(f)).values()) for f in files] == plan.cells(p)
     assert plan.raw_files("adult") == ["data/raw/adult_train.csv", "data/raw/adult_test.csv"]
     assert plan.raw_files("compas") == ["data/raw/compas.csv"]
+
+
+def test_the_a_a_nulls_put_each_comparator_of_another_seed_in_the_methods_place():
+    """C1: the comparator frontier of the previous seed (cyclically) in the MS frontier's place; C4: a comparator's
+    accuracy at EOd <= 0.03 of the previous seed minus its own; a data set with one seed gives NaN."""
+    from workflow.papers.fairness_pareto import evaluate as E
+    grid = (0.0, 0.1, 0.3, 1.0)
+    level = {"ours": 0.85, "fact": 0.80, "factgstar": 0.82}
+    fr = pd.DataFrame([{"dataset": ds, "seed": seed, "frontier": f, "notion": n, "eps": e,
+                        "acc": level[f] + 0.01 * seed + 0.001 * e}
+                       for ds, seeds in (("adult", (0, 1, 2)), ("compas", (0,))) for seed in seeds
+                       for f in level for n in ("eod", "dp") for e in grid])
+    summaries = [{"dataset": ds, "seed": seed, "dp_drop_condition": False}
+                 for ds, seeds in (("adult", (0, 1, 2)), ("compas", (0,))) for seed in seeds]
+    cells = pd.DataFrame([{"dataset": s["dataset"], "seed": s["seed"], "at_eod_ours_eod": 0.84,
+                           "at_eod_eqodds": 0.80 + 0.01 * s["seed"], "at_eod_gstar_eod": 0.83 - 0.01 * s["seed"]}
+                          for s in summaries])
+    aa = E.aa_columns(cells, fr, summaries)
+    assert aa["aa_fact_factgstar__min_gap_factgstar_eod"].tolist()[:3] == pytest.approx([0.02, -0.01, -0.01])
+    assert aa["aa_fact_factgstar__max_gap_fact_eod_eps01"].tolist()[:3] == pytest.approx([0.02, -0.01, -0.01])
+    assert aa["aa_eqodds_gstar__ours_minus_eqodds"].tolist()[:3] == pytest.approx([0.02, -0.01, -0.01])
+    assert aa["aa_eqodds_gstar__ours_minus_gstar"].tolist()[:3] == pytest.approx([-0.02, 0.01, 0.01])
+    assert aa.iloc[3].isna().all()  # COMPAS ran one seed: no independent partner

@@ -318,3 +318,29 @@ def test_control_metrics_come_from_the_same_function():
     assert np.allclose(m["s1_val_minus_test_csbm"], [0.02, 0.01])
     assert np.allclose(measure(t, 0.995, "fsd_cap_official")["s1_val_minus_test_csbm"], [0.23, 0.22])
     assert "k1_gain_vs_fp_mfeat" not in m  # nothing ran there: absent, so the claims engine reports it missing
+
+
+def test_the_a_a_nulls_put_each_comparator_of_another_seed_in_fsd_caps_place():
+    import pandas as pd
+
+    from workflow.papers.fsd_cap.evaluate import AA, aa_null, measure
+
+    rows = []
+    for seed in (0, 1, 2):
+        rows.append(dict(dataset="csbm", method="full", seed=seed, task="node", mask="none", rate=0.0,
+                         test_acc=0.8 + 0.01 * seed, val_acc=0.8))
+        for kind in ("structural", "uniform"):
+            for m, acc in (("fp", 0.6), ("pcfi_lite", 0.61), ("stage1_only", 0.58), ("fsd_cap", 0.7)):
+                rows.append(dict(dataset="csbm", method=m, seed=seed, task="node", mask=kind, rate=0.995,
+                                 test_acc=acc + 0.02 * seed + (0.1 if kind == "uniform" else 0.0), val_acc=0.6))
+    t = pd.DataFrame(rows)
+    own = measure(t, 0.995)
+    aa = {name: aa_null(t, 0.995, comparators) for name, comparators in AA.items()}
+    # per (mask, seed), seed s shows the comparator's seed s - 1 (cyclically): +0.04, -0.02, -0.02 in each mask kind
+    assert np.allclose(aa["aa_fp_pcfi"]["k1_gain_vs_fp_csbm"], [0.04, -0.02, -0.02] * 2)
+    assert np.allclose(aa["aa_fp_pcfi"]["k1_gain_vs_pcfi_csbm"], [0.04, -0.02, -0.02] * 2)
+    assert np.allclose(aa["aa_stage1_only"]["k4_cap_gain_csbm"], [0.04, -0.02, -0.02] * 2)
+    # `full` (no mask, rate 0) stands in under each mask kind, against full of the unit's own seed
+    assert np.allclose(aa["aa_full"]["k2_gap_to_full_csbm"], [0.02, -0.01, -0.01] * 2)
+    assert aa["aa_full"]["k2_gap_to_full_mfeat"] == [] and aa["aa_fp"]["k5_gain_vs_fp_het"] == []  # not run: no value
+    assert own == measure(t, 0.995) and np.allclose(own["k1_gain_vs_fp_csbm"], 0.1)  # FSD-CAP's own values untouched

@@ -130,3 +130,18 @@ def test_measures_are_per_seed_differences_and_the_control_stands_in():
     c = E.measure_runs(claims.stand_in(table, "reg", E.CONTROLS["detached_regulariser"]), 0.1)
     np.testing.assert_allclose(c["k2_gn_l1_minus_plain"], [0.0, 0.0])
     np.testing.assert_allclose(c["s2_gn_mppd_l1_ratio_to_plain"], [1.0, 1.0])
+
+
+def test_the_a_a_null_puts_each_comparator_of_another_seed_in_tv_l1s_place():
+    rows = []
+    for seed in (0, 1, 2):
+        for reg, score in (("plain", 0.50 + seed / 100), ("tv_l2", 0.55 - seed / 100), ("tv_l1", 0.60)):
+            rows.append({"mode": "gn", "reg": reg, "seed": seed, "robust_score": score, "clean": 0.8, "mppd_l1": 1.0})
+    table = pd.DataFrame(rows)
+    own = E.measure_runs(table, 0.1)
+    aa = E.aa_null(table, 0.1, E.AA["aa_tv_l2_plain"])
+    # seed s shows the comparator's seed s - 1 (cyclically) against its seed s
+    np.testing.assert_allclose(aa["k2_gn_l1_minus_plain"], [0.02, -0.01, -0.01])
+    np.testing.assert_allclose(aa["k2_gn_l1_minus_l2"], [-0.02, 0.01, 0.01])
+    assert aa["k3_at_l1_minus_l2"] == [] and aa["k3_at_l1_minus_plain"] == []  # no AT runs: no value, not missing
+    assert own == E.measure_runs(table, 0.1)  # TV-l1's own values untouched

@@ -267,3 +267,30 @@ def test_yeast_reader_splits_features_into_contiguous_views():
     assert np.array_equal(np.concatenate(d["views"], axis=1), pd.DataFrame(cols).iloc[:, :103].to_numpy(np.float32))
     with pytest.raises(ValueError, match="103 Att"):
         D.yeast(pd.DataFrame(cols).drop(columns="Att7"), 3)
+
+
+def test_the_a_a_nulls_put_each_comparator_of_another_fold_in_scsds_place():
+    import pandas as pd
+
+    from workflow.papers.scsd.evaluate import AA, aa_nulls, measure
+
+    table, weights = run_rows()
+    third = table[table.seed == 1].assign(seed=2, ap=lambda d: d.ap + 0.01)  # a third fold: AP +0.01 per fold
+    table = pd.concat([table, third], ignore_index=True)
+    sweep = [dict(dataset="synth", missing_view=rv, method=m, seed=seed, ap=a - 0.05 * rv * (1 + seed),
+                  one_minus_rl=a, codebook_usage=1.0)
+             for rv in (0.1, 0.7) for m, a in (("scsd", 0.7), ("late_fusion_mlp", 0.68)) for seed in (0, 1, 2)]
+    table = pd.concat([table, pd.DataFrame(sweep)], ignore_index=True)
+    plan = {"own_missing_view": {"synth": 0.5}, "sweep": {"dataset": "synth"}}
+    own = measure(table, weights, plan)
+    aa = aa_nulls(table, weights, plan)
+    assert set(aa) == set(AA) and all(set(aa[name]) == set(metrics) for name, metrics in AA.items())
+    # the best baseline (dicnet_lite, AP 0.69 + 0.01 * fold) of fold s - 1 against fold s's: +0.02, -0.01, -0.01
+    assert np.allclose(aa["aa_best_baseline"]["k1_ap_margin_synth"], [0.02, -0.01, -0.01])
+    assert np.allclose(aa["aa_best_baseline"]["k1_rl_margin_synth"], 0.0)
+    assert aa["aa_best_baseline"]["k1_ap_margin_mfeat"] == []  # not run: no value, not a missing metric
+    # each ablation of fold s - 1 beats itself in fold s by 0.02 in fold 0 only (4 of 4), by -0.01 in folds 1, 2
+    assert aa["aa_ablations"]["k2_ablations_beaten"] == [4.0, 0.0, 0.0]
+    # late fusion's drop from r_V 0.1 to 0.7 is 0.03 (1 + fold): fold s - 1's minus fold s's
+    assert np.allclose(aa["aa_late_fusion_mlp"]["k4_drop_scsd_minus_late_fusion"], [0.06, -0.03, -0.03])
+    assert own == measure(table, weights, plan)  # SCSD's own values untouched

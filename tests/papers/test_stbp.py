@@ -322,3 +322,26 @@ def test_every_method_runs_the_yearly_protocol(tiny_stream, method):
         assert later == [3 * 4 * 8, 3 * 4 * 10]  # only the bank: 3 d values per node
     if method in ("static", "stbp_no_bank_mod"):
         assert later == [0, 0] and not any(y["trained"] for y in r["years"][1:])
+
+
+def test_the_a_a_nulls_put_each_comparator_of_another_seed_in_stbps_place():
+    rows = []
+    for seed in (0, 1, 2):
+        t = _years_table().assign(seed=seed)
+        for method, mae in (("trafficstream_lite", 12.0 + seed), ("finetune_all", 9.0 + seed), ("retrain", 11.0 - seed)):
+            t.loc[t.method == method, E.METRIC_COLS + E.NODE_COLS] = mae
+        rows.append(t)
+    years = pd.concat(rows, ignore_index=True)
+    back = pd.DataFrame({"dataset": ["stream"], "method": ["stbp"], "seed": [0], "mae_year0_final": [1.0],
+                         "mae_year0_initial": [1.0]})
+    own = E.measure(years, back)
+    c = E.controls_of(years, back)
+    # seed s shows the comparator's seed s - 1 (cyclically), against the comparator's seed s; per (seed, year)
+    assert c["aa_trafficstream_eac"]["k1_ratio_vs_trafficstream"] == pytest.approx([14 / 12] * 2 + [12 / 13] * 2 + [13 / 14] * 2)
+    # K1b's comparator is the better of finetune_all (9, 10, 11) and retrain (11, 10, 9) in each unit: 9, 10, 9
+    assert c["aa_finetune_retrain"]["k1_ratio_vs_same_backbone"] == pytest.approx([9 / 9] * 2 + [9 / 10] * 2 + [10 / 9] * 2)
+    assert c["aa_retrain"]["k2_time_ratio_vs_retrain"] == pytest.approx([1.0] * 3)  # CPU time is the same in every seed
+    assert c["aa_backbone_only"]["k4_night_ratio_vs_backbone_only"] == pytest.approx([1.0] * 3)
+    assert c["aa_trafficstream"]["p1_ratio_vs_trafficstream"] == []  # no pedestrian runs: no value, not a missing metric
+    assert own == E.measure(years, back) and own["k1_ratio_vs_trafficstream"] == pytest.approx(
+        [10 / 12] * 2 + [10 / 13] * 2 + [10 / 14] * 2)  # STBP's own values untouched

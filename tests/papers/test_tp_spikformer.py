@@ -106,3 +106,26 @@ def test_measures_per_seed_and_the_control_stands_in():
     assert m["k2_ir_minus_random"] == pytest.approx([0.09, 0.09]) and m["k3_early_stop_minus_drop"] == pytest.approx([0.01, 0.01])
     c = E.measure(claims.stand_in(t, "criterion", E.CONTROLS["inverted_ranking"]), "b48", ["b48"])
     assert c["k2_ir_minus_random"] == pytest.approx([-0.10, -0.10]) and c["k1_acc_minus_dense"] == pytest.approx([-0.2, -0.2])
+
+
+def test_the_a_a_nulls_put_each_comparator_of_another_seed_in_irs_place():
+    rows = []
+    for seed in (0, 1, 2):
+        rows.append({"seed": seed, "criterion": "dense", "mode": "dense", "budget": "dense", "accuracy": 0.80 + seed / 100,
+                     "sops": 1000.0 + 100 * seed, "state_unchanged": 1.0})
+        for criterion, mode, acc in (("ir", "early_stop", 0.79), ("ir", "drop", 0.78 - seed / 100),
+                                     ("random", "early_stop", 0.70 + seed / 100)):
+            rows.append({"seed": seed, "criterion": criterion, "mode": mode, "budget": "b48", "accuracy": acc,
+                         "sops": 600.0, "state_unchanged": 1.0})
+    t = pd.DataFrame(rows)
+    own = E.measure(t, "b48", ["b48"])
+    aa = E.aa_nulls(t, "b48", ["b48"])
+    assert set(aa) == set(E.AA) and all(set(aa[name]) == set(metrics) for name, metrics in E.AA.items())
+    # seed s shows the comparator's seed s - 1 (cyclically) against its seed s
+    assert aa["aa_dense"]["k1_acc_minus_dense"] == pytest.approx([0.02, -0.01, -0.01])
+    assert aa["aa_dense"]["k1_sops_ratio_to_dense"] == pytest.approx([1200 / 1000, 1000 / 1100, 1100 / 1200])
+    assert aa["aa_random"]["k2_ir_minus_random"] == pytest.approx([0.02, -0.01, -0.01])
+    assert aa["aa_ir_drop"]["k3_early_stop_minus_drop"] == pytest.approx([-0.02, 0.01, 0.01])
+    assert own == E.measure(t, "b48", ["b48"])  # IR's own values untouched
+    one = E.aa_nulls(t[t.seed == 0], "b48", ["b48"])  # one seed: no independent partner, no value (not missing)
+    assert all(v == [] for metrics in one.values() for v in metrics.values())

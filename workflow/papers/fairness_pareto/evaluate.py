@@ -1,6 +1,9 @@
 """Collect every cell's frontiers and test points into long tables and judge claims.yaml (one unit = a (data set, seed)).
 
-The cells and their files come from the plan (params.yaml: fairness_pareto.plan), not from the command line."""
+The cells and their files come from the plan (params.yaml: fairness_pareto.plan), not from the command line.
+The A/A nulls (``AA``, ``aa_columns``) put each check's comparator, from another seed of the same data set, in the
+method's place and measure the same per-cell metric; like the controls, their values are cell columns prefixed
+'<null>__'."""
 from __future__ import annotations
 
 import re
@@ -22,6 +25,11 @@ EOD_LEVEL = 0.03   # C4: accuracy at test EOd <= 0.03 (spec), each point mixed w
 EPS_CLAIMS = 0.3   # C1/C3: eps grid 0 : 0.01 : 0.3 (spec)
 SEP = "__"         # cells.csv: '<control>__<column>' holds a control's value of <column>
 CONTROLS = ("shuffled_group", "fact_frontier", "shared_bias", "lemma2_without_eod")
+# A/A null -> {cell column: the comparator whose value of another seed stands in for the method's when it is measured}
+AA = {"aa_fact_factgstar": {"min_gap_factgstar_eod": "factgstar", "max_gap_fact_eod_eps01": "fact",
+                            "max_gap_factgstar_eod_eps01": "factgstar"},   # C1: a frontier in the MS frontier's place
+      "aa_eqodds_gstar": {"ours_minus_eqodds": "eqodds", "ours_minus_gstar": "gstar_eod"}}  # C4: a method in ours'
+C4_METHODS = ("ours_eod", "eqodds", "gstar_eod")  # their accuracies at test EOd <= 0.03 are cell columns 'at_eod_<m>'
 INTERVENTIONS = ("ours_eod", "ours_dp", "gstar_eod", "gstar_dp", "eqodds", "dp_postproc", "dfr", "expgrad_eod", "expgrad_dp")
 
 
@@ -90,9 +98,42 @@ def method_metrics(pts: pd.DataFrame, const_acc: float, ours: str = "ours_eod") 
     return {"ours_minus_eqodds": at[ours] - at["eqodds"], "ours_minus_gstar": at[ours] - at["gstar_eod"]}
 
 
+def aa_columns(cells: pd.DataFrame, fr: pd.DataFrame, summaries: list[dict]) -> pd.DataFrame:
+    """The A/A nulls' cell columns ('<null>__<column>', one row per cell of ``cells``, in its order). C1's: the frontier
+    table with the comparator frontier of another seed of the same data set in the MS frontier's place
+    (claims.stand_in, seeds shifted cyclically), through ``frontier_metrics``; C4's: a comparator's accuracy at test
+    EOd <= 0.03 of another seed (each cell's 'at_eod_<method>', measured on its own test set and constant
+    predictor) minus the comparator's of this cell, the same difference as ``method_metrics``'. A cell whose data set
+    ran one seed only has no independent partner: NaN (judged inconclusive)."""
+    key = list(zip(cells.dataset, cells.seed))
+    out = pd.DataFrame(index=range(len(cells)))
+    for name, columns in AA.items():
+        for column, comparator in columns.items():
+            if column.startswith("ours_minus_"):
+                long = cells.melt(id_vars=["dataset", "seed"], value_vars=[f"at_eod_{m}" for m in C4_METHODS],
+                                  var_name="method", value_name="acc")
+                swapped = claims_mod.stand_in(long, "method", {"at_eod_ours_eod": f"at_eod_{comparator}"},
+                                              seed="seed", keys=["dataset"])
+                wide = swapped.pivot(index=["dataset", "seed"], columns="method", values="acc").reindex(
+                    columns=["at_eod_ours_eod", f"at_eod_{comparator}"])  # no stand-in rows when no data set has 2 seeds
+                diff = wide["at_eod_ours_eod"] - wide[f"at_eod_{comparator}"]
+                values = [float(diff.get(k, np.nan)) for k in key]
+            else:
+                swapped = claims_mod.stand_in(fr, "frontier", {"ours": comparator}, seed="seed",
+                                              keys=["dataset", "notion", "eps"])
+                values = []
+                for s in summaries:
+                    cell = swapped[(swapped.dataset == s["dataset"]) & (swapped.seed == s["seed"])]
+                    values.append(frontier_metrics(cell, s)[column] if (cell.frontier == "ours").any() else np.nan)
+                values = [dict(zip([(s["dataset"], s["seed"]) for s in summaries], values))[k] for k in key]
+            out[f"{name}{SEP}{column}"] = values
+    return out
+
+
 def cell_metrics(fr: pd.DataFrame, pts: pd.DataFrame, summ: dict, ff: pd.DataFrame) -> dict:
     """Claim metrics of one (data set, seed)."""
     m = frontier_metrics(fr, summ) | point_metrics(pts) | method_metrics(pts, summ["const_acc"])
+    m |= {f"at_eod_{method}": acc_at_eod_level(pts, method, summ["const_acc"]) for method in C4_METHODS}
     m["abs_gap_to_constant"] = abs(summ["lemma2_acc"] - summ["const_acc"])
     top = ff[np.isclose(ff.eta_rel, 1.0) & (ff.eps_eod <= 0.01 + 1e-9)]
     m["min_dp_at_eod001_top_acc"] = float(top.min_dp.min()) if len(top) else float("nan")
@@ -180,8 +221,9 @@ def main(argv=None):
                                        "lemma2_acc", "const_acc", "dp_drop_owncaps")}
                     | {"cap0": s["caps"][0], "cap1": s["caps"][1]} | cell_metrics(of(fr), of(pts), s, of(ff))
                     | control_metrics(of(ctrl), of(pts), s))
-    cells = pd.DataFrame(rows).sort_values(["dataset", "seed"])
-    controls = {name: measure(as_control(cells, name)) for name in CONTROLS}
+    cells = pd.DataFrame(rows).sort_values(["dataset", "seed"], ignore_index=True)
+    cells = pd.concat([cells, aa_columns(cells, fr, summ.to_dict("records"))], axis=1)
+    controls = {name: measure(as_control(cells, name)) for name in (*CONTROLS, *AA)}
     result = claims_mod.check(CLAIMS, measure(cells), args.profile, args.claims, step.log, controls=controls)
     write_text(args.out_frontiers, fr.to_csv(index=False, float_format="%.8g"))
     write_text(args.out_fairfair, ff.to_csv(index=False, float_format="%.8g"))

@@ -3,11 +3,14 @@ missing, + full features) and the claims of claims.yaml (paired per (mask, seed)
 
 The claims' metrics come from one function, `measure(table, rate, method)`: with method = fsd_cap they are the
 claims; with a control variant in FSD-CAP's place (cap_no_classes: the class-aware step broken; fsd_cap_official:
-the official label use, leaking the selection nodes' labels) they are that control's values for the same checks."""
+the official label use, leaking the selection nodes' labels) they are that control's values for the same checks.
+The A/A nulls (`AA`, `aa_null`) put each claim's comparator, from another seed of the same (graph, task, mask), in
+FSD-CAP's place and measure the same differences."""
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from workflow.core import claims as claims_mod
@@ -20,6 +23,12 @@ from .tables import at_rate
 CLAIMS = Path(__file__).with_name("claims.yaml")
 CONTROLS = {"cap_no_classes": "cap_no_classes", "official_protocol": "fsd_cap_official"}  # control -> method in FSD-CAP's place
 GRAPHS = (("csbm", "csbm"), ("mfeat", "mfeat"))  # (data set, metric suffix)
+# A/A null -> {claim metric: the comparator whose runs of another seed stand in for FSD-CAP's when it is measured}
+AA = {"aa_fp_pcfi": {f"k1_gain_vs_{c}_{tag}": m for _, tag in GRAPHS for c, m in (("fp", "fp"), ("pcfi", "pcfi_lite"))},
+      "aa_full": {f"k2_gap_to_full_{tag}": "full" for _, tag in GRAPHS},
+      "aa_fp_full": {"k3_auc_gain_vs_fp": "fp", "k3_auc_gap_to_full": "full"},
+      "aa_stage1_only": {f"k4_cap_gain_{tag}": "stage1_only" for _, tag in GRAPHS},
+      "aa_fp": {"k5_gain_vs_fp_het": "fp"}}
 
 
 def long_table(paths: list[Path]) -> pd.DataFrame:
@@ -74,6 +83,28 @@ def measure(t: pd.DataFrame, rate: float, method: str = "fsd_cap") -> dict[str, 
     return {k: v for k, v in m.items() if v}
 
 
+def aa_table(t: pd.DataFrame, rate: float, comparator: str) -> pd.DataFrame:
+    """The long table with `comparator`'s rows of another seed of the same (graph, task, mask) in FSD-CAP's place
+    (claims.stand_in, seeds shifted cyclically). `full` has no mask and no rate; its rows are first copied under
+    every mask kind at the main rate, as `at_rate` shows them, so that its stand-in is measured where FSD-CAP is."""
+    source = comparator
+    if comparator == "full":
+        source = "full_at_rate"
+        full = t[t.method.eq("full")]
+        copies = [full[full.task.eq(task)].assign(mask=kind, rate=rate, method=source)
+                  for task in sorted(set(full.task))
+                  for kind in sorted(set(t[t.task.eq(task) & np.isclose(t.rate, rate)]["mask"]))]
+        t = pd.concat([t, *copies], ignore_index=True)
+    return claims_mod.stand_in(t, "method", {"fsd_cap": source}, seed="seed", keys=["dataset", "task", "mask", "rate"])
+
+
+def aa_null(t: pd.DataFrame, rate: float, comparators: dict[str, str]) -> dict[str, list[float]]:
+    """An A/A null: each metric measured by `measure` with its comparator of another seed in FSD-CAP's place; a unit
+    whose comparator ran one seed only gives no value, and a metric with no value is an empty list (judged
+    inconclusive, never a missing metric)."""
+    return {metric: measure(aa_table(t, rate, comparator), rate).get(metric, []) for metric, comparator in comparators.items()}
+
+
 def main_table(t: pd.DataFrame, rate: float) -> pd.DataFrame:
     """dataset x method rows; mean and std over seeds of test accuracy per mask kind (+ link AUC where run)."""
     node = at_rate(t, rate, "node")
@@ -95,6 +126,7 @@ def main(argv=None):
     args, p = step.start(argv)
     table = long_table([Path(path) for path in plan.run_paths(step.values["fsd_cap.plan"])])
     controls = {name: measure(table, p["rate"], method) for name, method in CONTROLS.items()}
+    controls |= {name: aa_null(table, p["rate"], comparators) for name, comparators in AA.items()}
     result = claims_mod.check(CLAIMS, measure(table, p["rate"]), args.profile, args.claims, step.log, controls=controls)
     write_text(args.table, table.to_csv(index=False, float_format="%.6g"))
     write_text(args.main_table, main_table(table, p["rate"]).to_csv(index=False, float_format="%.4f"))

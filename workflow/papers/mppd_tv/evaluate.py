@@ -1,6 +1,7 @@
 """Collect every (mode, regulariser, seed) run and the toy into tables, measure each claim's metric per unit (a
 training seed; a noise seed for the toy's denoising; the toy's one deterministic solve for the closed forms), for
-the method and for its negative controls, and judge claims.yaml. The runs are found through the paper's plan."""
+the method and for its negative controls and A/A nulls, and judge claims.yaml. The runs are found through the paper's
+plan."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,6 +19,8 @@ CLAIMS = Path(__file__).with_name("claims.yaml")
 # Negative controls (claims.yaml `controls:`): the run each one stands in for. The toy's control swaps noise kinds.
 CONTROLS = {"detached_regulariser": {"tv_l1": "tv_l1_detached"}}
 TOY_CONTROL = "no_impulses"
+# A/A null -> {claim metric: the regulariser whose run of another seed stands in for tv_l1's when it is measured}
+AA = {"aa_tv_l2_plain": {f"{k}_l1_minus_{c}": reg for k in ("k2_gn", "k3_at") for c, reg in (("l2", "tv_l2"), ("plain", "plain"))}}
 
 
 def runs_table(paths: list[str]) -> pd.DataFrame:
@@ -54,6 +57,14 @@ def measure_runs(table: pd.DataFrame, pgd_eps: float) -> dict[str, list[float]]:
     return out
 
 
+def aa_null(table: pd.DataFrame, pgd_eps: float, comparators: dict[str, str]) -> dict[str, list[float]]:
+    """An A/A null: each metric measured by `measure_runs` with its comparator's run of another training seed of the
+    same mode in tv_l1's place (claims.stand_in, seeds shifted cyclically); a mode with one seed gives no value, and a
+    metric with no value is an empty list (judged inconclusive, never a missing metric)."""
+    return {metric: measure_runs(claims_mod.stand_in(table, "reg", {"tv_l1": reg}, seed="seed", keys=["mode"]),
+                                 pgd_eps).get(metric, []) for metric, reg in comparators.items()}
+
+
 def measure_toy(toy: dict, noise: str) -> dict[str, list[float]]:
     """The closed-form checks (one deterministic unit) and, per noise seed, ROF's best MSE over TV-l1's."""
     b = pd.DataFrame(toy["bumps"])
@@ -88,6 +99,7 @@ def main(argv=None):
     measured = measure_runs(table, k3_eps) | measure_toy(toy, "impulsive")
     controls = {name: measure_runs(claims_mod.stand_in(table, "reg", replace), k3_eps) for name, replace in CONTROLS.items()}
     controls[TOY_CONTROL] = measure_toy(toy, "gaussian")
+    controls |= {name: aa_null(table, k3_eps, comparators) for name, comparators in AA.items()}
     result = claims_mod.check(CLAIMS, measured, args.profile, args.claims, step.log, controls=controls)
     write_text(args.table, table.sort_values(["mode", "reg", "seed"]).to_csv(index=False, float_format="%.6g"))
     step.finish(metrics=claims_mod.as_metrics(result), artifacts=[args.table, args.claims],

@@ -2,7 +2,8 @@
 
 The claims' metrics come from one function, `measure(..., method)`: with method = scsd they are the claims; with a
 control in SCSD's place (scsd_frozen_codebook: random codes that never learn; scsd_no_lcw: uniform view weights)
-they are the control's values for the same checks."""
+they are the control's values for the same checks. The A/A nulls (`AA`, `aa_nulls`) put each claim's comparator, from
+another fold (= seed) of the same data set and r_V, in SCSD's place and measure the same per-fold values."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,6 +23,11 @@ BASELINES = ("late_fusion_mlp", "dicnet_lite", "br_logreg")
 ABLATIONS = {"vq": "scsd_no_vq", "xrec": "scsd_no_xrec", "lcw": "scsd_no_lcw", "sd": "scsd_no_sd"}
 MIN_ABLATION_DROP = 0.002  # spec K2: an ablation counts as beaten when its AP is >= 0.2 pp below SCSD's
 CONTROLS = {"frozen_codebook": "scsd_frozen_codebook", "uniform_weights": "scsd_no_lcw"}  # control -> method in SCSD's place
+BEST_BASELINE = "best_baseline"  # K1's comparator as one method: per fold, the best of BASELINES in each metric
+# A/A null -> the claim metrics it gives (see aa_nulls: which comparator stands in for SCSD for each)
+AA = {"aa_best_baseline": [f"k1_{m}_margin_{ds}" for ds in ("synth", "mfeat", "yeast") for m in ("ap", "rl")],
+      "aa_ablations": ["k2_ablations_beaten"],
+      "aa_late_fusion_mlp": ["k4_drop_scsd_minus_late_fusion"]}
 
 
 def load_runs(plan: dict, datasets: dict) -> list[dict]:
@@ -100,6 +106,45 @@ def measure(table: pd.DataFrame, weights: pd.DataFrame, plan: dict, method: str 
     return m
 
 
+def in_scsds_place(table: pd.DataFrame, comparator: str) -> pd.DataFrame:
+    """The run table with `comparator`'s runs of another fold of the same (data set, r_V) in SCSD's place
+    (claims.stand_in, folds shifted cyclically); a cell with one fold has no independent partner and no SCSD row."""
+    return claims_mod.stand_in(table, "method", {"scsd": comparator}, seed="seed", keys=["dataset", "missing_view"])
+
+
+def with_best_baseline(table: pd.DataFrame) -> pd.DataFrame:
+    """The run table plus K1's comparator as one method: per (data set, r_V, fold), the best AP and the best 1-RL of the
+    baselines that ran there, as K1's margins take them (`measure`: SCSD minus the per-fold maximum over BASELINES)."""
+    b = table[table.method.isin(BASELINES)]
+    best = b.groupby(["dataset", "missing_view", "seed"], as_index=False)[["ap", "one_minus_rl"]].max()
+    return pd.concat([table, best.assign(method=BEST_BASELINE)], ignore_index=True)
+
+
+def aa_ablations_beaten(table: pd.DataFrame, plan: dict) -> list[float]:
+    """K2's A/A null: per fold on synth, how many of the four ablations of the previous fold (cyclically) beat the same
+    ablation of this fold by >= 0.2 pp AP: each of K2's four comparisons with its own comparator in SCSD's place."""
+    d = main_grid(table, plan)
+    d = d[d.dataset == "synth"]
+    gains = {}
+    for k, ablation in ABLATIONS.items():
+        ap = in_scsds_place(d, ablation).pivot_table(index="seed", columns="method", values="ap")
+        if "scsd" not in ap or ablation not in ap:
+            return []
+        gains[k] = ap["scsd"] - ap[ablation]
+    return [float(v) for v in (pd.DataFrame(gains).dropna() >= MIN_ABLATION_DROP).sum(axis=1)]
+
+
+def aa_nulls(table: pd.DataFrame, weights: pd.DataFrame, plan: dict) -> dict[str, dict[str, list[float]]]:
+    """The A/A nulls' values under the claims' metric names, measured by `measure` (K1, K4) or its per-comparison
+    equivalent (K2); a metric with no value (one fold: no independent partner) is an empty list, judged
+    inconclusive, never a missing metric."""
+    k1 = measure(in_scsds_place(with_best_baseline(table), BEST_BASELINE), weights, plan)
+    k4 = measure(in_scsds_place(table, "late_fusion_mlp"), weights, plan)
+    return {"aa_best_baseline": {metric: k1.get(metric, []) for metric in AA["aa_best_baseline"]},
+            "aa_ablations": {"k2_ablations_beaten": aa_ablations_beaten(table, plan)},
+            "aa_late_fusion_mlp": {metric: k4.get(metric, []) for metric in AA["aa_late_fusion_mlp"]}}
+
+
 def main(argv=None):
     step = Step("scsd", "evaluate", __doc__)
     step.parser.add_argument("--table", type=Path, required=True)
@@ -109,6 +154,7 @@ def main(argv=None):
     table, weights = tables(load_runs(step.values["scsd.plan"], step.values["scsd.datasets"]))
     plan = p | {"own_missing_view": {ds: p[ds]["missing_view"] for ds in p["datasets"]}}  # sections scsd.plan + scsd.datasets
     controls = {name: measure(table, weights, plan, method) for name, method in CONTROLS.items()}
+    controls |= aa_nulls(table, weights, plan)
     result = claims_mod.check(CLAIMS, measure(table, weights, plan), args.profile, args.claims, step.log, controls=controls)
     write_text(args.table, table.to_csv(index=False, float_format="%.6g"))
     write_text(args.weights, weights.to_csv(index=False, float_format="%.6g"))

@@ -3,7 +3,9 @@ unit, and claims.json. Units: (seed, year) pairs, paired across methods (same da
 
 The negative controls are judged by the same checks on ``measure`` with the control in STBP's place: its own
 trained model with the bank rows shuffled across nodes (``bank_shuffled``), or finetune_all, i.e. STBP's
-protocol with nothing frozen (``unfrozen``).
+protocol with nothing frozen (``unfrozen``). The A/A nulls (``AA``) put each claim's comparator, from another
+seed of the same (data set, year), in STBP's place: the same ratio then meets the comparator's own seed-to-seed
+noise and nothing else.
 
 The runs' files are found through the paper's plan (``plan.run_paths`` of the ``stbp.plan`` section), the same
 function the rule file builds its inputs from: no command line grows with the number of runs."""
@@ -23,6 +25,14 @@ from . import plan
 CLAIMS = Path(__file__).with_name("claims.yaml")
 METRIC_COLS = [f"{m}_{h}" for m in ("mae", "rmse", "mape") for h in ("3", "6", "12", "avg")]
 NODE_COLS = ["mae_new", "mae_old", "mae_night"]
+SAME_BACKBONE = "finetune_or_retrain"  # K1b's comparator as one method: the better of the two in each unit
+# A/A null -> {claim metric: the comparator whose runs of another seed stand in for STBP's when it is measured}
+AA = {"aa_trafficstream_eac": {"k1_ratio_vs_trafficstream": "trafficstream_lite", "k1_ratio_vs_eac": "eac_lite"},
+      "aa_finetune_retrain": {"k1_ratio_vs_same_backbone": SAME_BACKBONE},
+      "aa_retrain": {"k2_time_ratio_vs_retrain": "retrain"},
+      "aa_finetune_all": {"k3_ratio_vs_finetune_incremental": "finetune_all"},
+      "aa_backbone_only": {"k4_night_ratio_vs_backbone_only": "backbone_only"},
+      "aa_trafficstream": {"p1_ratio_vs_trafficstream": "trafficstream_lite"}}
 
 
 def tidy(runs: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -75,10 +85,30 @@ def in_place_of(years: pd.DataFrame, control: str, method: str = "stbp") -> pd.D
                      ignore_index=True)
 
 
+def with_same_backbone(years: pd.DataFrame) -> pd.DataFrame:
+    """The years table plus K1b's comparator as one method (SAME_BACKBONE): in each (data set, seed, year), the row of
+    whichever of finetune_all and retrain has the lower MAE, as the check takes their per-unit minimum."""
+    d = years[years.method.isin(["finetune_all", "retrain"])].dropna(subset=["mae_avg"])
+    best = d.loc[d.groupby(["dataset", "seed", "year"]).mae_avg.idxmin()] if len(d) else d
+    return pd.concat([years, best.assign(method=SAME_BACKBONE)], ignore_index=True)
+
+
+def aa_null(years: pd.DataFrame, back: pd.DataFrame, comparators: dict[str, str]) -> dict[str, list[float]]:
+    """An A/A null: each metric measured by ``measure`` with its comparator's rows of another seed of the same
+    (data set, year) in STBP's place (``claims.stand_in``); a unit whose comparator ran one seed only gives no value,
+    and a metric with no value is an empty list (judged inconclusive, never a missing metric)."""
+    table = with_same_backbone(years)
+    return {metric: measure(claims_mod.stand_in(table, "method", {"stbp": comparator}, seed="seed",
+                                                keys=["dataset", "year"]), back).get(metric, [])
+            for metric, comparator in comparators.items()}
+
+
 def controls_of(years: pd.DataFrame, back: pd.DataFrame) -> dict[str, dict[str, list[float]]]:
-    """Each claims.yaml control's metrics, measured by the same function as STBP's."""
+    """Each claims.yaml control's metrics (the negative controls and the A/A nulls), measured by the same function
+    as STBP's."""
     return {"bank_shuffled": measure(with_shuffled_bank(years), back),
-            "unfrozen": measure(in_place_of(years, "finetune_all"), back)}
+            "unfrozen": measure(in_place_of(years, "finetune_all"), back),
+            **{name: aa_null(years, back, comparators) for name, comparators in AA.items()}}
 
 
 def measure(years: pd.DataFrame, back: pd.DataFrame) -> dict[str, list[float]]:

@@ -1,5 +1,6 @@
 """Collect every seed's pruning sweep, measure each claim's metric per unit (a seed, or a seed x budget), for IR and
-for its negative control (the inverted IR ranking in IR's place), and judge claims.yaml."""
+for its negative control (the inverted IR ranking in IR's place) and its A/A nulls (each claim's comparator of another
+seed in IR's place), and judge claims.yaml."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,6 +15,8 @@ from . import plan
 
 CLAIMS = Path(__file__).with_name("claims.yaml")
 CONTROLS = {"inverted_ranking": {"ir": "ir_inverted"}}  # claims.yaml `controls:`: the criterion each stands in for
+AA = {"aa_dense": ["k1_acc_minus_dense", "k1_sops_ratio_to_dense"], "aa_random": ["k2_ir_minus_random"],
+      "aa_ir_drop": ["k3_early_stop_minus_drop"]}  # A/A null -> the claim metrics it gives (see aa_nulls)
 
 
 def measure(t: pd.DataFrame, main_budget: str, low_budgets: list[str]) -> dict[str, list[float]]:
@@ -49,6 +52,25 @@ def measure(t: pd.DataFrame, main_budget: str, low_budgets: list[str]) -> dict[s
     return out
 
 
+def aa_nulls(t: pd.DataFrame, main_budget: str, low_budgets: list[str]) -> dict[str, dict[str, list[float]]]:
+    """The A/A nulls, measured by `measure` with each claim's comparator of another seed (another base model; seeds
+    shifted cyclically by claims.stand_in within each (mode, budget) or (criterion, budget)) in IR's place: K1's, the
+    dense model (its accuracy and SOPs, put where IR with early stopping at the main budget is read); K2's, random
+    selection; K3's, IR with the unselected tokens dropped in place of IR with early stopping. A seed without an
+    independent partner gives no value; a metric with no value is an empty list (judged inconclusive, not missing)."""
+    dense = t[t.criterion.eq("dense")].assign(criterion="dense_as_ir", mode="early_stop", budget=main_budget)
+    swapped = {"aa_dense": claims_mod.stand_in(pd.concat([t, dense], ignore_index=True), "criterion",
+                                               {"ir": "dense_as_ir"}, seed="seed", keys=["mode", "budget"]),
+               "aa_random": claims_mod.stand_in(t, "criterion", {"ir": "random"}, seed="seed", keys=["mode", "budget"]),
+               "aa_ir_drop": claims_mod.stand_in(t, "mode", {"early_stop": "drop"}, seed="seed",
+                                                 keys=["criterion", "budget"])}
+    out = {}
+    for name, table in swapped.items():
+        m = measure(table, main_budget, low_budgets)
+        out[name] = {metric: m.get(metric, []) for metric in AA[name]}
+    return out
+
+
 def main(argv=None):
     step = Step("tp_spikformer", "evaluate", __doc__)
     step.parser.add_argument("--table", type=Path, required=True)
@@ -58,6 +80,7 @@ def main(argv=None):
     low = [b for b in p["sweep"] if b in p["low_budgets"]]
     measured = measure(table, p["main_budget"], low)
     controls = {name: measure(claims_mod.stand_in(table, "criterion", rep), p["main_budget"], low) for name, rep in CONTROLS.items()}
+    controls |= aa_nulls(table, p["main_budget"], low)
     result = claims_mod.check(CLAIMS, measured, args.profile, args.claims, step.log, controls=controls)
     write_text(args.table, table.to_csv(index=False, float_format="%.6g"))
     step.finish(metrics=claims_mod.as_metrics(result), artifacts=[args.table, args.claims],
