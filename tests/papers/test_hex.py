@@ -106,7 +106,8 @@ def test_params_the_schema_cannot_check_are_rejected():
 def test_the_aa_nulls_put_another_seeds_comparator_in_the_methods_place():
     """Two seeds: each A/A null is the comparator of the other seed in the method's place; one seed gives no value."""
     t = pd.concat([decodes({"fixed/b1": 6, "fixed/b2": 5, "one/margin": 2, "paper/b1/s0": 4}, seed=0),
-                   decodes({"fixed/b1": 3, "fixed/b2": 8, "one/margin": 5, "paper/b1/s0": 7}, seed=1)], ignore_index=True)
+                   decodes({"fixed/b1": 3, "fixed/b2": 8, "one/margin": 5, "paper/b1/s0": 7}, seed=1)],
+                  ignore_index=True)
     measured, _ = E.measure(t, DECODE)
     assert measured["info_nll_pick_acc_paper"] == [pytest.approx(0.4), pytest.approx(0.7)]
     aa = E.aa_nulls(t, DECODE, measured)

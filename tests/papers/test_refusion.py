@@ -140,7 +140,8 @@ def test_params_the_schema_cannot_check_are_rejected():
 
 def test_the_aa_nulls_put_another_seeds_comparator_in_refusions_place():
     """Two seeds: the MDM (or the ARM) of the other seed in ReFusion's place, in the decodes and in the timings."""
-    rows = {"arm": (0.9, 10, 10, 10, 300), "mdm/s32": (0.5, 10, 32, 32 * 56, 32 * 56), "refusion": (0.8, 10, 4, 40, 400)}
+    rows = {"arm": (0.9, 10, 10, 10, 300), "mdm/s32": (0.5, 10, 32, 32 * 56, 32 * 56),
+            "refusion": (0.8, 10, 4, 40, 400)}
     d = pd.concat([decodes(0, rows), decodes(1, rows | {"mdm/s32": (0.2, 10, 32, 16 * 56, 16 * 56),
                                                         "arm": (0.6, 10, 10, 10, 300)})], ignore_index=True)
     s = pd.concat([speed(0, {"arm": 100, "mdm/s32": 20, "refusion": 150}),

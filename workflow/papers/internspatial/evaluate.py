@@ -1,6 +1,7 @@
 """Score every (regime, seed) run on the held-out scenes, measure each claim's metric per seed for M2, for its
-negative controls and for its A/A nulls in M2's place, and judge claims.yaml. ISB_avg and VSI_avg are means over categories (the paper's
-averages); an ISB category's accuracy pools its items in all 19 formats. The runs are found through the plan."""
+negative controls and for its A/A nulls in M2's place, and judge claims.yaml. ISB_avg and VSI_avg are means over
+categories (the paper's averages); an ISB category's accuracy pools its items in all 19 formats. The runs are found
+through the plan."""
 from __future__ import annotations
 
 import math
@@ -72,7 +73,8 @@ def aa_nulls(table: pd.DataFrame, measured: dict) -> dict[str, dict[str, list[fl
     no independent partner: every value is NaN (inconclusive)."""
     if table[table.seed.ge(0)].seed.nunique() < 2:
         return {name: {k: [math.nan] * len(v) for k, v in measured.items()} for name in AA}
-    return {name: measure(claims_mod.stand_in(table, "regime", rep, seed="seed", keys=UNIT)) for name, rep in AA.items()}
+    return {name: measure(claims_mod.stand_in(table, "regime", rep, seed="seed", keys=UNIT))
+            for name, rep in AA.items()}
 
 
 def main(argv=None):
