@@ -250,3 +250,17 @@ def test_the_catalog_bundles_many_files_into_one_reproducible_zip():
     assert one == bundle({"a/x.oga": b"1", "b/y.oga": b"2"})  # the order given does not matter
     with zipfile.ZipFile(io.BytesIO(one)) as zf:
         assert zf.namelist() == ["x.oga", "y.oga"] and zf.read("y.oga") == b"2"
+
+
+def test_the_aa_nulls_put_another_seeds_comparator_in_place():
+    """Two seeds: the comparator's runs of the other seed in the method's runs' place; one seed gives no value."""
+    msr = {"reference": 0.9, "zs": 0.02, "ft_1": 0.2, "ft_2": 0.25, "ft_3": 0.3, "fs_1": 0.05, "fs_2": 0.1, "fs_3": 0.2}
+    other = msr | {"zs": 0.04, "ft_1": 0.1, "ft_3": 0.4, "fs_1": 0.15, "fs_3": 0.1}
+    table = pd.concat([records_like(msr), records_like(other).assign(seed=1)], ignore_index=True)
+    ref = {"detector_map": 0.9, "effect_accuracy": 0.95}
+    aa = V.aa_nulls(table, ref, V.measure(table, ref))
+    assert aa["aa_zs"]["k2_ft_minus_2_zs"] == pytest.approx([0.04 - 0.04, 0.02 - 0.08])
+    assert aa["aa_fs"]["k3_ft_minus_fs_third"] == pytest.approx([0.1, -0.1])
+    assert aa["aa_ft"]["k4_fs_gain_minus_ft_gain"] == pytest.approx([(0.4 - 0.1) - 0.1, (0.3 - 0.2) - 0.3])
+    one = V.aa_nulls(records_like(msr), ref, V.measure(records_like(msr), ref))
+    assert np.isnan(one["aa_fs"]["k3_ft_minus_fs_full"]).all()

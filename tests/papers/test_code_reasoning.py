@@ -1,6 +1,7 @@
 """Tests for ``code_reasoning`` (workflow/papers/code_reasoning): the program world against its reference
 interpreter and Python itself, what each rendering keeps and destroys, the disjoint sets, and the claims' metrics
 and controls on hand-made scores."""
+import math
 import re
 
 import numpy as np
@@ -105,3 +106,24 @@ def test_plan_check_names_an_unknown_variant_and_a_bad_head_size():
         plan.check(good | {"plan": {"variants": ["py", "java"]}})
     with pytest.raises(ParamsError, match="rotary"):
         plan.check(good | {"model": {"d": 36, "heads": 4}})
+
+
+def test_the_aa_nulls_put_another_seeds_comparator_in_place():
+    """Seeds differ only in nl's and the semantic variants' scores: each A/A null meets the other seed's comparator;
+    one seed gives no value."""
+    acc = {"zeroshot": (0.2, 0.3), "nl": (0.5, 0.5), "py": (0.6, 0.7), "py_nows": (0.4, 0.5), "py_kwrand": (0.3, 0.4),
+           "py_varren": (0.6, 0.6), "py_nocomm": (0.6, 0.7), "py_commswap": (0.5, 0.7), "py_commmislead": (0.6, 0.6),
+           "fictional": (0.6, 0.5), "pseudo": (0.58, 0.6), "flowchart": (0.5, 0.6), "compressed": (0.65, 0.6),
+           "py_mismatch": (0.1, 0.1)}
+    other = acc | {"nl": (0.4, 0.3), "py": (0.5, 0.5), "py_varren": (0.3, 0.3), "py_nocomm": (0.3, 0.3),
+                   "py_commswap": (0.3, 0.3)}
+    t = pd.concat([scores(acc, seeds=(0,)), scores(other, seeds=(1,))], ignore_index=True)
+    aa = V.aa_nulls(t, V.measure(t))
+    assert aa["aa_nl"]["k1_math_py_minus_nl"] == pytest.approx([0.4 - 0.5, 0.5 - 0.4])
+    assert aa["aa_py"]["k3_pseudo_minus_py_math"] == pytest.approx([0.5 - 0.6, 0.6 - 0.5])
+    assert aa["aa_py"]["k4_compressed_over_py"] == pytest.approx([0.5 / 0.65, 0.65 / 0.5])
+    semantic = [(0.6 + 0.65 + 0.6) / 3, 0.3]  # the semantic variants' mean of each seed (mean of math and code)
+    drop = [semantic[0] - semantic[1], semantic[1] - semantic[0]]  # another seed's semantic drop minus this seed's
+    assert aa["aa_semantic"]["k2_structural_minus_semantic_drop"] == pytest.approx(drop)
+    one = V.aa_nulls(scores(acc, seeds=(0,)), V.measure(scores(acc, seeds=(0,))))
+    assert math.isnan(one["aa_py"]["k4_compressed_over_py"][0])

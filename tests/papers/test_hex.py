@@ -101,3 +101,19 @@ def test_params_the_schema_cannot_check_are_rejected():
         plan.check(ok | {"decode": DECODE | {"one_block": ["random"]}})
     with pytest.raises(ParamsError, match=r"scaling_paths \[8\] exceed the paper arm's 4 paths"):
         plan.check(ok | {"decode": DECODE | {"scaling_paths": [1, 8]}})
+
+
+def test_the_aa_nulls_put_another_seeds_comparator_in_the_methods_place():
+    """Two seeds: each A/A null is the comparator of the other seed in the method's place; one seed gives no value."""
+    t = pd.concat([decodes({"fixed/b1": 6, "fixed/b2": 5, "one/margin": 2, "paper/b1/s0": 4}, seed=0),
+                   decodes({"fixed/b1": 3, "fixed/b2": 8, "one/margin": 5, "paper/b1/s0": 7}, seed=1)],
+                  ignore_index=True)
+    measured, _ = E.measure(t, DECODE)
+    assert measured["info_nll_pick_acc_paper"] == [pytest.approx(0.4), pytest.approx(0.7)]
+    aa = E.aa_nulls(t, DECODE, measured)
+    assert aa["aa_margin"]["k1_best_fixed_minus_margin"] == pytest.approx([0.3, -0.3])  # margin(other) - margin
+    assert aa["aa_best_fixed"]["k2_hex_minus_best_fixed"] == pytest.approx([0.2, -0.2])  # best(other) - best
+    assert aa["aa_best_fixed"]["k2_hex_over_margin"] == pytest.approx([4.0, 1.2])
+    assert aa["aa_nll_pick"]["k4_vote_minus_nll"] == pytest.approx([0.3, -0.3])
+    one = t[t.seed.eq(0)]
+    assert np.isnan(E.aa_nulls(one, DECODE, E.measure(one, DECODE)[0])["aa_margin"]["k1_best_fixed_minus_margin"]).all()

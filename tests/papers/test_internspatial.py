@@ -256,3 +256,22 @@ def test_the_shuffled_control_is_the_same_under_any_hash_seed():
     answers = {subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
                               env={**os.environ, "PYTHONHASHSEED": str(h)}).stdout for h in (1, 2, 3, 4)}
     assert len(answers) == 1
+
+
+def test_the_aa_nulls_put_another_seeds_comparator_in_m2s_place():
+    """Two seeds: M0 (or M1) of the other seed in M2's place; one seed gives no value."""
+    cats = {"position": 0.8, "rotation": 0.3, "size": 0.7}
+    rows = []
+    for seed, m0 in ((0, 0.0), (1, 0.1)):
+        rows += [r | {"seed": seed} for r in score_rows("m0", dict.fromkeys(cats, m0), 0.1 + m0, 0.5 - m0)
+                 + score_rows("m1", {"position": 0.6, "rotation": 0.3, "size": 0.6}, 0.3, 0.4, spread=0.01 * (1 + seed))
+                 + score_rows("m2", cats, 0.4, 0.49, spread=0.002)]
+    prior = [{"set": "isb", "format": "nl+raw", "category": c, "accuracy": 0.5, "n": 10, "regime": "prior",
+              "seed": -1} for c in cats]
+    table = pd.DataFrame(rows + prior)
+    aa = E.aa_nulls(table, E.measure(table))
+    assert aa["aa_m0"]["k1_isb_gain"] == pytest.approx([0.1, -0.1])
+    assert aa["aa_m0"]["k4_general_change"] == pytest.approx([0.1, 0.1])
+    assert aa["aa_m1"]["k3_std_ratio"] == pytest.approx([2.0, 0.5])
+    one = pd.DataFrame([r for r in rows if r["seed"] == 0] + prior)
+    assert np.isnan(E.aa_nulls(one, E.measure(one))["aa_m1"]["k3_std_ratio"]).all()

@@ -1,5 +1,7 @@
 """Tests for ``refusion`` (workflow/papers/refusion): the slot objective, the decoder against its no-cache reference,
 the counts, the controls and the metrics, on hand-made cases."""
+import math
+
 import pandas as pd
 import pytest
 import torch
@@ -134,3 +136,21 @@ def test_params_the_schema_cannot_check_are_rejected():
         plan.check(ok | {"decode": ok["decode"] | {"mdm_steps": [16]}})
     with pytest.raises(ParamsError, match="serial_blocks 9 exceeds the 8 slots"):
         plan.check(ok | {"decode": ok["decode"] | {"serial_blocks": 9}})
+
+
+def test_the_aa_nulls_put_another_seeds_comparator_in_refusions_place():
+    """Two seeds: the MDM (or the ARM) of the other seed in ReFusion's place, in the decodes and in the timings."""
+    rows = {"arm": (0.9, 10, 10, 10, 300), "mdm/s32": (0.5, 10, 32, 32 * 56, 32 * 56),
+            "refusion": (0.8, 10, 4, 40, 400)}
+    d = pd.concat([decodes(0, rows), decodes(1, rows | {"mdm/s32": (0.2, 10, 32, 16 * 56, 16 * 56),
+                                                        "arm": (0.6, 10, 10, 10, 300)})], ignore_index=True)
+    s = pd.concat([speed(0, {"arm": 100, "mdm/s32": 20, "refusion": 150}),
+                   speed(1, {"arm": 120, "mdm/s32": 40, "refusion": 150})], ignore_index=True)
+    aa = E.aa_nulls(d, s, E.measure(d, s))
+    assert aa["aa_mdm"]["k1_refusion_minus_1_15_mdm"] == pytest.approx([0.2 - 1.15 * 0.5, 0.5 - 1.15 * 0.2])
+    assert aa["aa_mdm"]["k2_qte_ratio_mdm_over_refusion"] == pytest.approx([2.0, 0.5])
+    assert aa["aa_mdm"]["k2_tps_ratio_refusion_over_mdm"] == pytest.approx([2.0, 0.5])
+    assert aa["aa_arm"]["k3_refusion_minus_arm"] == pytest.approx([-0.3, 0.3])
+    assert aa["aa_arm"]["k4_tokens_per_forward"] == [1.0, 1.0]
+    one = E.aa_nulls(d[d.seed.eq(0)], s[s.seed.eq(0)], E.measure(d[d.seed.eq(0)], s[s.seed.eq(0)]))
+    assert math.isnan(one["aa_arm"]["k3_refusion_minus_arm"][0])

@@ -146,3 +146,22 @@ def test_measure_computes_each_claim_metric_and_a_control_in_sghcs_place():
     control = E.measure(claims.stand_in(table, "variant", E.CONTROLS["random_routing"]), nets, "digits")
     assert control["k1_probe_minus_pixel"] == [pytest.approx(-0.1)] and control["k4_rho_sem"] == [1.0]
     assert control["k3_dominating_lambdas"] == [2.0]
+
+
+def test_the_aa_nulls_put_another_seeds_comparator_in_sghcs_place():
+    """Two seeds: the comparator of the other seed in SGHC's place (K3: the middle lambda); one seed gives no value."""
+    def seed(k, pixel, flat, joint):
+        return [run("sghc", 20.0, 0.90, seed=k), run("flat", flat, 0.90, seed=k), run("pixel", pixel, 0.70, seed=k),
+                run("semonly", 15.0, 0.905, seed=k), run("random", 19.0, 0.60, seed=k),
+                run("joint_0.1", 20.5, 0.70, seed=k), run("joint_1", joint, 0.80, seed=k),
+                run("joint_3", 15.0, 0.89, seed=k)]
+    table = pd.DataFrame(seed(0, 20.2, 19.5, 17.0) + seed(1, 21.0, 19.0, 17.5))
+    nets = pd.DataFrame([{"dataset": "digits", "seed": k, "teacher_acc": 0.9, "probe_continuous": 0.95}
+                         for k in (0, 1)])
+    aa = E.aa_nulls(table, nets, E.measure(table, nets, "digits"))
+    assert aa["aa_pixel"]["k2_psnr_minus_pixel"] == pytest.approx([0.8, -0.8])
+    assert aa["aa_flat"]["k4_psnr_minus_flat"] == pytest.approx([-0.5, 0.5])
+    assert aa["aa_semonly"]["k1_probe_minus_semonly"] == pytest.approx([0.0, 0.0])
+    assert aa["aa_joint"]["k3_dominating_lambdas"] == [0.0, 1.0]  # joint_1 at 17.5 dB dominates 17.0, not back
+    one = table[table.seed.eq(0)]
+    assert np.isnan(E.aa_nulls(one, nets, E.measure(one, nets, "digits"))["aa_flat"]["k4_psnr_minus_flat"]).all()

@@ -1,9 +1,11 @@
 """Every run's generated test audio scored by the evaluator (MSR components per pair, FAD-mini against the reference
 test audio), the per-relation components of all runs in one table, each claim's metric measured per seed, for the
-runs and for the negative controls in their place, and claims.yaml judged. The reference audio (scored once by the
-evaluator step) is a run like the others, the same for every seed. The runs are found through the plan."""
+runs, for the negative controls and for the A/A nulls in their place, and claims.yaml judged. The reference audio
+(scored once by the evaluator step) is a run like the others, the same for every seed. The runs are found through
+the plan."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +24,9 @@ CLAIMS = Path(__file__).with_name("claims.yaml")
 CONTROLS = {"reference_audio": {"zs": "reference", "ft_3": "reference"},
             "shuffled_captions": {"ft_3": "ft_shuffled_3"},
             "scrambled_pretraining": {"ft_1": "ft_scrambled_1", "ft_3": "ft_scrambled_3"}}
+# A/A nulls (claims.yaml `nulls: {aa: ...}`): the comparator's runs each puts in the method's runs' place, from another
+# seed.
+AA = {"aa_zs": {"ft_3": "zs"}, "aa_fs": {"ft_1": "fs_1", "ft_3": "fs_3"}, "aa_ft": {"fs_1": "ft_1", "fs_3": "ft_3"}}
 
 
 def measure_seed(t: pd.DataFrame, reference: dict) -> dict[str, float]:
@@ -54,6 +59,16 @@ def measure(table: pd.DataFrame, reference: dict) -> dict[str, list[float]]:
         for name, value in measure_seed(t, reference).items():
             out.setdefault(name, []).append(float(value))
     return out | {name: out[name][:1] for name in out if name.startswith("k6_")}  # one evaluator: one unit
+
+
+def aa_nulls(table: pd.DataFrame, reference: dict, measured: dict) -> dict[str, dict[str, list[float]]]:
+    """The A/A nulls, measured like the runs they replace: the comparator's rows of the next seed (cyclically:
+    claims.stand_in with seed), relation by relation, in the method's runs' place (the reference audio stays). With
+    one seed the comparator has no independent partner: every value is NaN (inconclusive)."""
+    if table.seed.nunique() < 2:
+        return {name: {k: [math.nan] * len(v) for k, v in measured.items()} for name in AA}
+    return {name: measure(claims_mod.stand_in(table, "run", swap, seed="seed", keys=["name"]), reference)
+            for name, swap in AA.items()}
 
 
 def score_runs(plan: dict, evaluator_path: Path, pairs: list[dict], reference_mels: np.ndarray) -> list[dict]:
@@ -90,6 +105,7 @@ def main(argv=None):
     step.log(f"{table.run.nunique()} runs, {table.seed.nunique()} seeds, {table.name.nunique()} relations")
     measured = measure(table, reference)
     controls = {name: measure(claims_mod.stand_in(table, "run", swap), reference) for name, swap in CONTROLS.items()}
+    controls |= aa_nulls(table, reference, measured)
     result = claims_mod.check(CLAIMS, measured, args.profile, args.claims, step.log, controls=controls)
     write_text(args.table, table.to_csv(index=False, float_format="%.6g"))
     per_run = {f"{r['run']}_s{r['seed']}_mAMSR": records.summary(r)["mAMSR"] for r in runs}

@@ -1,7 +1,8 @@
-"""Every variant's scores of every seed: the accuracy table, each claim's metric per seed for the method and for its
-negative controls, and claims.yaml."""
+"""Every variant's scores of every seed: the accuracy table, each claim's metric per seed for the method, for its
+negative controls and for its A/A nulls, and claims.yaml."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,10 @@ from . import plan
 CLAIMS = Path(__file__).with_name("claims.yaml")
 STRUCTURAL = ("py_nows", "py_kwrand")
 SEMANTIC = ("py_varren", "py_nocomm", "py_commswap")
+AA = {  # claims.yaml `nulls: {aa: ...}`: the comparator each puts in the credited variants' place, from another seed
+    "aa_nl": {"py": "nl"},
+    "aa_py": {v: "py" for v in ("pseudo", "flowchart", "compressed", "fictional", "py_commmislead")},
+}
 
 
 def measure(t: pd.DataFrame) -> dict[str, list[float]]:
@@ -55,6 +60,23 @@ def control_tables(t: pd.DataFrame) -> dict[str, pd.DataFrame]:
             "structure_intact": claims_mod.stand_in(t, "variant", {v: "py" for v in STRUCTURAL})}
 
 
+def aa_nulls(t: pd.DataFrame, measured: dict) -> dict[str, dict[str, list[float]]]:
+    """The A/A nulls, measured like the method: the comparator's scores of the next seed (cyclically) in the credited
+    variants' place, per task (claims.stand_in with seed): nl in py's place (K1), py in the renderings' place
+    (K3-K5); for K2 the mean of the semantic variants of the next seed in each structural variant's place, so that
+    the structural drop is another seed's semantic drop. With one seed the comparator
+    has no independent partner: every value is NaN (inconclusive)."""
+    names = [*AA, "aa_semantic"]
+    if t.seed.nunique() < 2:
+        return {name: {k: [math.nan] * len(v) for k, v in measured.items()} for name in names}
+    tables = {name: claims_mod.stand_in(t, "variant", rep, seed="seed", keys=["task"]) for name, rep in AA.items()}
+    semantic = claims_mod.next_seed(t[t.variant.isin(SEMANTIC)], "seed", ["task", "variant"])
+    pooled = semantic.groupby(["seed", "task"], as_index=False).accuracy.mean()
+    tables["aa_semantic"] = pd.concat([t[~t.variant.isin(STRUCTURAL)], *(pooled.assign(variant=v) for v in STRUCTURAL)],
+                                      ignore_index=True)
+    return {name: measure(table) for name, table in tables.items()}
+
+
 def read_scores(p: dict) -> pd.DataFrame:
     rows = []
     for path in plan.all_scores(p):
@@ -72,7 +94,7 @@ def main(argv=None):
     args, p = step.start(argv)
     t = read_scores(p)
     measured = measure(t)
-    controls = {name: measure(c) for name, c in control_tables(t).items()}
+    controls = {name: measure(c) for name, c in control_tables(t).items()} | aa_nulls(t, measured)
     result = claims_mod.check(CLAIMS, measured, args.profile, args.claims, step.log, controls=controls)
     rho = read_json(args.sets)["density"]
     table = t.groupby(["variant", "task"], as_index=False).agg(accuracy=("accuracy", "mean"), sd=("accuracy", "std"),

@@ -1,7 +1,8 @@
 """Collect every seed's decodes, vote (HEX, self-consistency, lowest NLL, scaling curves), measure each claim's
-metric per seed for the method and for its negative controls, and judge claims.yaml."""
+metric per seed for the method, for its negative controls and for its A/A nulls, and judge claims.yaml."""
 from __future__ import annotations
 
+import math
 from collections import Counter
 from pathlib import Path
 
@@ -103,7 +104,9 @@ def measure(t: pd.DataFrame, decode: dict) -> tuple[dict[str, list[float]], pd.D
             add(f"info_mean_single_path_acc_{name}", float(np.mean([acc[n] for n in names])))
             add(f"info_tie_rate_{name}", ties)
             if name == "paper":
-                add("k4_vote_minus_nll", hex_acc - lowest_nll_accuracy(answers, nll, truth))
+                nll_pick = lowest_nll_accuracy(answers, nll, truth)
+                add("k4_vote_minus_nll", hex_acc - nll_pick)
+                add("info_nll_pick_acc_paper", nll_pick)
                 curve = scaling(answers, truth, decode["scaling_paths"], decode["scaling_draws"], seed)
                 add("k5_spearman_paths_accuracy", rank_trend(list(curve.paths), list(curve.accuracy)))
                 several = curve[curve.paths >= 2]
@@ -151,6 +154,43 @@ def control_tables(t: pd.DataFrame, decode: dict) -> dict[str, pd.DataFrame]:
             "sc_for_hex": claims_mod.stand_in(t, "decoder", independent)}
 
 
+UNIT = ["split", "problem"]  # what names a unit of the decodes table besides its (model) seed
+
+
+def best_fixed_rows(t: pd.DataFrame, decode: dict) -> pd.DataFrame:
+    """Each seed's best fixed block on the test problems (the comparator of K2; ties: the smaller block), its test
+    rows relabelled `best_fixed`."""
+    test, out = t[t.split.eq("test")], []
+    for _, g in test.groupby("seed", sort=True):
+        acc = g.groupby("decoder").correct.mean()
+        best = max(decode["fixed_blocks"], key=lambda b: (acc[f"fixed/b{b}"], -b))
+        out.append(g[g.decoder.eq(f"fixed/b{best}")].assign(decoder="best_fixed"))
+    return pd.concat(out, ignore_index=True)
+
+
+def aa_nulls(t: pd.DataFrame, decode: dict, measured: dict) -> dict[str, dict[str, list[float]]]:
+    """The A/A nulls (claims.yaml `nulls: {aa: ...}`), measured like the method: the comparator of another model
+    seed (the next one, cyclically: claims.stand_in with seed) in the method's place.
+      aa_margin: top-k margin (one block) in every fixed block's place (K1, K1c);
+      aa_best_fixed: the seed's best fixed block in every HEX path's place, both arms (K2, K2s);
+      aa_nll_pick: K4's vote replaced by the lowest-NLL pick, i.e. that pick's accuracy minus this seed's (a pick is
+        a function of the candidates, so no table of paths puts one in the vote's place).
+    K3's A/A null is the control sc_for_hex (a second self-consistency draw of the same model). With one seed the
+    comparator has no independent partner: every value is NaN (inconclusive)."""
+    seeds = sorted(t.seed.unique())
+    if len(seeds) < 2:
+        return {name: {k: [math.nan] * len(v) for k, v in measured.items()}
+                for name in ("aa_margin", "aa_best_fixed", "aa_nll_pick")}
+    paths = [d for name in plan.ARMS for d, _, _ in plan.arm_paths(decode["arms"][name], name)]
+    margin = claims_mod.stand_in(t, "decoder", {f"fixed/b{b}": "one/margin" for b in decode["fixed_blocks"]},
+                                 seed="seed", keys=UNIT)
+    best = claims_mod.stand_in(pd.concat([t, best_fixed_rows(t, decode)], ignore_index=True), "decoder",
+                               {d: "best_fixed" for d in paths}, seed="seed", keys=UNIT)
+    pick = measured["info_nll_pick_acc_paper"]
+    return {"aa_margin": measure(margin, decode)[0], "aa_best_fixed": measure(best, decode)[0],
+            "aa_nll_pick": {"k4_vote_minus_nll": [b - a for a, b in zip(pick, pick[1:] + pick[:1])]}}
+
+
 def main(argv=None):
     step = Step("hex", "evaluate", __doc__)
     step.parser.add_argument("--main", type=Path, required=True)
@@ -161,7 +201,7 @@ def main(argv=None):
     table = pd.concat([pd.read_csv(path) for path in plan.decodes_paths(p)], ignore_index=True)
     table["answer"] = table.answer.astype("Int64")
     measured, curves = measure(table, p)
-    controls = {name: measure(t, p)[0] for name, t in control_tables(table, p).items()}
+    controls = {name: measure(t, p)[0] for name, t in control_tables(table, p).items()} | aa_nulls(table, p, measured)
     result = claims_mod.check(CLAIMS, measured, args.profile, args.claims, step.log, controls=controls)
     write_text(args.main, main_table(measured, sorted(table.seed.unique())).to_csv(index=False, float_format="%.6g"))
     write_text(args.table, decoder_table(table[table.split.eq("test")]).to_csv(index=False, float_format="%.6g"))

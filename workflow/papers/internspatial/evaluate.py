@@ -1,8 +1,10 @@
-"""Score every (regime, seed) run on the held-out scenes, measure each claim's metric per seed for M2 and for its
-negative controls in M2's place, and judge claims.yaml. ISB_avg and VSI_avg are means over categories (the paper's
-averages); an ISB category's accuracy pools its items in all 19 formats. The runs are found through the plan."""
+"""Score every (regime, seed) run on the held-out scenes, measure each claim's metric per seed for M2, for its
+negative controls and for its A/A nulls in M2's place, and judge claims.yaml. ISB_avg and VSI_avg are means over
+categories (the paper's averages); an ISB category's accuracy pools its items in all 19 formats. The runs are found
+through the plan."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +20,9 @@ CLAIMS = Path(__file__).with_name("claims.yaml")
 # Negative controls (claims.yaml `controls:`): the run each one puts in M2's place.
 CONTROLS = {"shuffled_spatial": {"m2": "m2_shuffled"}, "wrong_cues": {"m2": "m2_wrongcue"},
             "no_general": {"m2": "m2_nogeneral"}}
+# A/A nulls (claims.yaml `nulls: {aa: ...}`): the comparator each puts in M2's place, from another seed.
+AA = {"aa_m0": {"m2": "m0"}, "aa_m1": {"m2": "m1"}}
+UNIT = ["set", "format", "category"]  # what names a unit of the scores table besides its regime and seed
 OVERLAY = [f for f in qa.FORMATS if not f.endswith("+raw")]  # spec K3: the box / mask / ID images
 
 
@@ -62,6 +67,16 @@ def measure(table: pd.DataFrame) -> dict[str, list[float]]:
     return out
 
 
+def aa_nulls(table: pd.DataFrame, measured: dict) -> dict[str, dict[str, list[float]]]:
+    """The A/A nulls, measured like M2: the comparator's scores of the next seed (cyclically: claims.stand_in with
+    seed) in M2's place, per set, format and category (the priors stay as they are). With one seed the comparator has
+    no independent partner: every value is NaN (inconclusive)."""
+    if table[table.seed.ge(0)].seed.nunique() < 2:
+        return {name: {k: [math.nan] * len(v) for k, v in measured.items()} for name in AA}
+    return {name: measure(claims_mod.stand_in(table, "regime", rep, seed="seed", keys=UNIT))
+            for name, rep in AA.items()}
+
+
 def main(argv=None):
     step = Step("internspatial", "evaluate", __doc__)
     step.parser.add_argument("--table", type=Path, required=True)
@@ -71,6 +86,7 @@ def main(argv=None):
     step.log(f"{table.regime.nunique() - 1} regimes, {table.seed.nunique() - 1} seeds, {len(table)} score rows")
     measured = measure(table)
     controls = {name: measure(claims_mod.stand_in(table, "regime", replace)) for name, replace in CONTROLS.items()}
+    controls |= aa_nulls(table, measured)
     result = claims_mod.check(CLAIMS, measured, args.profile, args.claims, step.log, controls=controls)
     write_text(args.table, table.to_csv(index=False, float_format="%.6g"))
     step.finish(metrics=claims_mod.as_metrics(result) | {k: float(np.mean(v)) for k, v in measured.items()},

@@ -1,7 +1,8 @@
-"""Collect every seed's decodes and timings, measure each claim's metric per seed for ReFusion and for its negative
-controls, and judge claims.yaml."""
+"""Collect every seed's decodes and timings, measure each claim's metric per seed for ReFusion, for its negative
+controls and for its A/A nulls, and judge claims.yaml."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -18,6 +19,10 @@ CONTROLS = {      # claims.yaml `controls:`: the decoder each puts in ReFusion's
     "plan_only": {"refusion": "refusion_plan_only"},
     "one_slot": {"refusion": "refusion_one_slot"},
     "no_cache": {"refusion": "refusion_no_cache"},
+}
+AA = {            # claims.yaml `nulls: {aa: ...}`: the comparator each puts in ReFusion's place, from another seed
+    "aa_mdm": {"refusion": MDM},
+    "aa_arm": {"refusion": "arm"},
 }
 
 
@@ -68,6 +73,17 @@ def with_control(decodes: pd.DataFrame, speed: pd.DataFrame, replace: dict) -> t
     return decodes, claims_mod.stand_in(speed, "decoder", speed_swap) if speed_swap else speed
 
 
+def aa_nulls(decodes: pd.DataFrame, speed: pd.DataFrame, measured: dict) -> dict[str, dict[str, list[float]]]:
+    """The A/A nulls, measured like ReFusion: the comparator's rows of the next seed (cyclically: claims.stand_in with
+    seed) in ReFusion's place, in the decodes (per task and problem) and in the timings (per task). With one seed the
+    comparator has no independent partner: every value is NaN (inconclusive)."""
+    if decodes.seed.nunique() < 2:
+        return {name: {k: [math.nan] * len(v) for k, v in measured.items()} for name in AA}
+    return {name: measure(claims_mod.stand_in(decodes, "decoder", rep, seed="seed", keys=["task", "problem"]),
+                          claims_mod.stand_in(speed, "decoder", rep, seed="seed", keys=["task"]))
+            for name, rep in AA.items()}
+
+
 def main(argv=None):
     step = Step("refusion", "evaluate", __doc__)
     step.parser.add_argument("--table", type=Path, required=True)
@@ -77,6 +93,7 @@ def main(argv=None):
     speed = pd.concat([pd.read_csv(path) for path in plan.speed_paths(p)], ignore_index=True)
     measured = measure(decodes, speed)
     controls = {name: measure(*with_control(decodes, speed, rep)) for name, rep in CONTROLS.items()}
+    controls |= aa_nulls(decodes, speed, measured)
     result = claims_mod.check(CLAIMS, measured, args.profile, args.claims, step.log, controls=controls)
     table = decodes.groupby(["decoder", "task"], as_index=False).agg(
         accuracy=("correct", "mean"), generated=("generated", "sum"), forwards=("forwards", "sum"),

@@ -1,8 +1,10 @@
 """Collect every (image set, seed, tokenizer) run and the frozen networks' summaries into one table, measure each
-claim's metric per seed (TexturedDigits-16 for the judged claims, Fashion-16 shown as info), for SGHC and for its
-negative controls in SGHC's place, and judge claims.yaml. The runs are found through the paper's plan."""
+claim's metric per seed (TexturedDigits-16 for the judged claims, Fashion-16 shown as info), for SGHC, for its
+negative controls and for its A/A nulls in SGHC's place, and judge claims.yaml. The runs are found through the
+paper's plan."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -16,6 +18,9 @@ from . import records
 CLAIMS = Path(__file__).with_name("claims.yaml")
 # Negative controls (claims.yaml `controls:`): the run each one puts in SGHC's place.
 CONTROLS = {"random_routing": {"sghc": "random"}, "no_pixel_codes": {"sghc": "semonly"}}
+# A/A nulls (claims.yaml `nulls: {aa: ...}`): the comparator each puts in SGHC's place, from another seed (aa_joint:
+# the joint-loss tokenizer at the middle lambda of the sweep, added by aa_nulls).
+AA = {"aa_semonly": {"sghc": "semonly"}, "aa_pixel": {"sghc": "pixel"}, "aa_flat": {"sghc": "flat"}}
 K1_ACC_SLACK, K3_ACC_SLACK, K3_PSNR_SLACK = 0.01, 0.01, 0.3  # spec 1.4: 1 point of accuracy, 0.3 dB
 
 
@@ -49,6 +54,20 @@ def measure(table: pd.DataFrame, nets: pd.DataFrame, dataset: str, prefix: str =
     return out
 
 
+def aa_nulls(table: pd.DataFrame, nets: pd.DataFrame, measured: dict) -> dict[str, dict[str, list[float]]]:
+    """The A/A nulls on TexturedDigits-16 (the judged set), measured like SGHC: the comparator's run of the next seed
+    (cyclically: claims.stand_in with seed) in SGHC's place; for K3 the joint-loss tokenizer at the middle lambda of
+    the sweep (the upper one of two; a choice by rule, not by result). With one seed the comparator has no
+    independent partner: every value is NaN (inconclusive)."""
+    digits = table[table.dataset.eq("digits")]
+    joint = sorted((v for v in digits.variant.unique() if v.startswith("joint_")), key=lambda v: float(v[6:]))
+    swaps = AA | {"aa_joint": {"sghc": joint[len(joint) // 2]}}
+    if digits.seed.nunique() < 2:
+        return {name: {k: [math.nan] * len(v) for k, v in measured.items()} for name in swaps}
+    return {name: measure(claims_mod.stand_in(digits, "variant", rep, seed="seed", keys=["dataset"]), nets, "digits")
+            for name, rep in swaps.items()}
+
+
 def main(argv=None):
     step = Step("semhitok", "evaluate", __doc__)
     step.parser.add_argument("--table", type=Path, required=True)
@@ -63,6 +82,7 @@ def main(argv=None):
 
     measured = both(table)
     controls = {name: both(claims_mod.stand_in(table, "variant", replace)) for name, replace in CONTROLS.items()}
+    controls |= aa_nulls(table, nets, measured)
     result = claims_mod.check(CLAIMS, measured, args.profile, args.claims, step.log, controls=controls)
     summary = (table.groupby(["dataset", "variant"])[["psnr", "ssim", "rfd", "probe", "codes_used", "vocab"]]
                .agg(["mean", "std"]))
