@@ -330,3 +330,36 @@ def test_a_claim_with_an_a_a_null_and_no_placebo_is_uncontrolled_until_one_is_bu
     out = evaluate(spec(c, controls={"aa": CONTROLS["aa"]}), {"m": [0.9, 0.9, 0.9]}, "default", {"aa": NULLS_FAIL["aa"]})
     row = out["claims"][0]
     assert row["nulls"]["aa"]["verdict"] == "fail" and row["uncontrolled_why"] == "no placebo declared"
+
+
+def test_a_null_undecided_on_a_measured_interval_did_its_job_and_one_without_values_did_not():
+    c = claim("R", kind="reproduction", units=3, nulls={"aa": "aa", "placebo": "placebo"})
+    s = spec(c, controls={"aa": CONTROLS["aa"], "placebo": CONTROLS["placebo"]})
+    straddling = {"m": [0.2, 0.9, 0.4]}  # the comparator against itself: the interval contains the threshold
+    out = evaluate(s, {"m": [0.9, 0.9, 0.9]}, "default", {"aa": straddling, "placebo": NULLS_FAIL["placebo"]})
+    assert out["claims"][0]["nulls"]["aa"]["verdict"] == "inconclusive" and not out["claims"][0]["uncontrolled"]
+    out = evaluate(s, {"m": [0.9, 0.9, 0.9]}, "default", {"aa": {"m": []}, "placebo": NULLS_FAIL["placebo"]})
+    assert out["claims"][0]["uncontrolled_why"].startswith("the A/A null (the comparator in the method's place) has "
+                                                           "no value here (no value measured")
+
+
+def test_a_claim_that_can_have_no_negative_control_is_still_judged_on_its_nulls():
+    c = claim("R", kind="reproduction", units=3, no_control="timing: removing the design leaves the comparator",
+              nulls={"aa": "aa", "placebo": "placebo"})
+    s = spec(c, controls={"aa": CONTROLS["aa"], "placebo": CONTROLS["placebo"]})
+    row = evaluate(s, {"m": [0.9, 0.9, 0.9]}, "default", NULLS_FAIL)["claims"][0]
+    assert row["control"] == {"none": c["no_control"]} and row["nulls"]["aa"]["verdict"] == "fail"
+    assert not row["uncontrolled"]
+
+
+def test_declaring_nulls_after_results_is_no_amendment_a_pass_rests_on():
+    nulls_only = {"date": "2026-12-06", "what": "nulls", "changed": {"nulls.aa": [None, "aa"]}, "why": "w",
+                  "verdict": "-", "after_results": True}
+    c = repro(amendments=[nulls_only])
+    out = evaluate(spec(c, controls=CONTROLS), {"m": [0.9, 0.9, 0.9]}, "default",
+                   {"broken": {"m": [0.1, 0.1, 0.1]}, **NULLS_FAIL})
+    assert not out["claims"][0]["amended_after_results"] and out["summary"]["passes_on_amendment"] == 0
+    threshold = dict(nulls_only, changed={"checks.0.threshold": [0.6, 0.5]})
+    out = evaluate(spec(repro(amendments=[nulls_only, threshold]), controls=CONTROLS), {"m": [0.9, 0.9, 0.9]}, "default",
+                   {"broken": {"m": [0.1, 0.1, 0.1]}, **NULLS_FAIL})
+    assert out["summary"]["passes_on_amendment"] == 1

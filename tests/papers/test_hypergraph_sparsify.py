@@ -498,7 +498,7 @@ def test_controls_are_judged_on_the_same_metrics():
     assert by_id["C3"]["nulls"]["placebo"]["verdict"] == "fail"  # the shuffled probabilities
     # one seed: the A/A null has no independent partner, so no value and no control of the claim
     assert by_id["C3"]["nulls"]["aa"]["verdict"] == "inconclusive"
-    assert by_id["C3"]["uncontrolled_why"] == "the A/A null (the comparator in the method's place) is inconclusive"
+    assert by_id["C3"]["uncontrolled_why"].startswith("the A/A null (the comparator in the method's place) has no value here")
     assert by_id["C1"]["control"]["verdict"] == "fail" and by_id["C2m"]["control"]["verdict"] == "fail"
 
 

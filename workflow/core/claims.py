@@ -10,10 +10,11 @@ Kinds (every claim states one):
       - the placebo: the method with only the credited ingredient made inert (a shuffled or random version of
         it, or the comparator's version of that one ingredient), everything else kept.
     The evaluate step measures each null's values under the same metric names. A claim is *controlled* when both
-    nulls are measured and fail its checks; otherwise (a null passes, is inconclusive, or none is declared) it is
-    ``uncontrolled``, with the reason. A claim may also name a negative control (``control: <name>``: a run with
-    the mechanism removed or broken), judged the same way and shown; one that does not fail also makes the claim
-    uncontrolled. ``no_control: <reason>`` says why no control of any kind can exist (uncontrolled as well).
+    nulls are measured and its checks do not pass on them (they fail, or stay undecided on a measured interval);
+    otherwise (a null passes, has no value, or is not declared) it is ``uncontrolled``, with the reason. A claim
+    may also name a negative control (``control: <name>``: a run with the mechanism removed or broken), judged the
+    same way and shown; one that does not fail also makes the claim uncontrolled. ``no_control: <reason>`` says why
+    no negative control can exist (without nulls, the claim is uncontrolled).
   * ``sanity`` - a property that holds when the code is right (a count, an identity, a by-construction
     bound). Judged, shown as a check of the implementation, never counted as a reproduced result. It may name
     a control too: a deliberately faulty variant that the check must catch (e.g. a leaking protocol).
@@ -293,30 +294,60 @@ def judged_control(name, claim: dict, spec: dict, controls: dict, profile: str, 
 NULL_NAMES = {"aa": "the A/A null (the comparator in the method's place)", "placebo": "the placebo"}
 
 
+def unmeasured(judged: dict) -> str:
+    """Why a judged null has no verdict of its own ('' when every check was measured): a check with no value, too
+    few units, or one this profile skips. An interval that contains the threshold is a measurement: the checks did
+    not pass on the null."""
+    for chk in judged.get("checks", []):
+        if chk["verdict"] == "inconclusive" and not chk.get("why", "").startswith("95% interval"):
+            return chk.get("why", "no value")
+    return "" if judged.get("checks") else "not measured"
+
+
+def null_reason(role: str, null: dict) -> str:
+    """Why one null leaves the claim uncontrolled ('' when it did its job: its checks did not pass on it).
+
+    A null passes when the claim's checks cannot tell the method from its comparator (A/A) or from the method with
+    the credited ingredient inert (placebo): the claim is uncontrolled. A null whose checks stay undecided on a
+    measured interval did its job (an A/A difference of the comparator with itself has mean zero: "better than"
+    can only stay undecided there); one not measured did not."""
+    if "none" in null:
+        return f"no {'placebo' if role == 'placebo' else 'A/A null'}: {null['none']}"
+    if null["verdict"] == "pass":
+        return f"{NULL_NAMES[role]} passes the same checks"
+    if null["verdict"] == "inconclusive" and unmeasured(null):
+        return f"{NULL_NAMES[role]} has no value here ({unmeasured(null)})"
+    return ""
+
+
 def control_of(claim: dict, spec: dict, controls: dict, profile: str, missing: list[str], where: str) -> dict:
     """The nulls' and the negative control's verdicts on the claim's checks, and whether the claim is uncontrolled:
-    the reasons, one per null or control that did not fail (or is missing)."""
+    the reasons, one per null that passes or was not measured, or a negative control that did not fail."""
+    out = {"nulls": {role: judged_control(name, claim, spec, controls, profile, missing, where)
+                     for role, name in claim.get("nulls", {}).items()}}
+    why = []
     if "no_control" in claim:
-        return {"control": {"none": claim["no_control"]}, "nulls": {}, "uncontrolled": True,
-                "uncontrolled_why": f"no control: {claim['no_control']}"}
-    out, why = {}, []
-    if "control" in claim:
+        out["control"] = {"none": claim["no_control"]}
+        if not out["nulls"]:
+            why.append(f"no control: {claim['no_control']}")
+    elif "control" in claim:
         out["control"] = judged_control(claim["control"], claim, spec, controls, profile, missing, where)
-    out["nulls"] = {role: judged_control(name, claim, spec, controls, profile, missing, where)
-                    for role, name in claim.get("nulls", {}).items()}
     if claim["kind"] == "reproduction" and not out["nulls"]:
         why.append("no A/A null or placebo declared")
     elif claim["kind"] == "reproduction" and "placebo" not in out["nulls"]:
         why.append("no placebo declared")
-    for role, null in out["nulls"].items():
-        if "none" in null:
-            why.append(f"no {role if role == 'placebo' else 'A/A null'}: {null['none']}")
-        elif null["verdict"] != "fail":
-            why.append(f"{NULL_NAMES[role]} {'passes the same checks' if null['verdict'] == 'pass' else 'is inconclusive'}")
+    why += [reason for role, null in out["nulls"].items() if (reason := null_reason(role, null))]
     verdict = out.get("control", {}).get("verdict", "fail")
     if verdict != "fail":
         why.append("the control passes the same checks" if verdict == "pass" else "the control's verdict is inconclusive")
     return out | {"uncontrolled": bool(why), "uncontrolled_why": "; ".join(why)}
+
+
+def counts_as_amended(amendment: dict) -> bool:
+    """Whether an amendment may have helped a pass: one made after results, unless all it did was declare nulls
+    (a null can only take a pass away)."""
+    changed = amendment.get("changed", {})
+    return amendment["after_results"] and not (changed and all(p.startswith("nulls.") for p in changed))
 
 
 def evaluate(spec: dict, measured: dict, profile: str, controls: dict | None = None) -> dict:
@@ -331,7 +362,7 @@ def evaluate(spec: dict, measured: dict, profile: str, controls: dict | None = N
         verdict, checks = judge(claim, measured, profile, missing, where)
         row = {k: claim.get(k) for k in ("id", "kind", "statement", "paper_value", "source", "why", "registered")}
         row["amendments"] = claim.get("amendments", [])
-        row["amended_after_results"] = any(a["after_results"] for a in row["amendments"])
+        row["amended_after_results"] = any(counts_as_amended(a) for a in row["amendments"])
         closed = {gate: verdicts[gate] for gate in claim.get("requires", []) if verdicts.get(gate) != "pass"}
         if closed and claim["kind"] != "info":
             row |= {"gated_by": closed, "ungated_verdict": verdict}

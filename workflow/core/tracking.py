@@ -189,8 +189,8 @@ def description(paper: str) -> str | None:
     if claims.exists():
         s = read_json(claims)
         h, z = s["summary"]["headline"], s["summary"]["sanity"]
-        text += (f" Latest verdicts ({s['profile']} profile): reproduction {h['pass_controlled']} pass with both nulls "
-                 f"failing, {h['pass_uncontrolled']} pass uncontrolled, {h['fail']} fail, {h['inconclusive']} "
+        text += (f" Latest verdicts ({s['profile']} profile): reproduction {h['pass_controlled']} pass with no null "
+                 f"passing, {h['pass_uncontrolled']} pass uncontrolled, {h['fail']} fail, {h['inconclusive']} "
                  f"inconclusive, {h['gated']} gated ({s['summary']['passes_on_amendment']} passes on an amendment); "
                  f"sanity {z['pass']} pass, {z['fail']} fail, {z['inconclusive']} inconclusive. Each claim's verdict is "
                  f"a tag of the run named evaluate.")

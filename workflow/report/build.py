@@ -185,7 +185,7 @@ def headline(summary: dict) -> str:
     return " / ".join(str(summary["headline"][col]) for col in claims_mod.HEADLINE)
 
 
-HEADLINE_HEADER = ("reproduction: pass (nulls fail) / pass uncontrolled / fail / inconclusive / gated")
+HEADLINE_HEADER = "reproduction: pass (no null passes) / pass uncontrolled / fail / inconclusive / gated"
 
 
 def verdict_table(sections: list[dict], profile: str) -> str:
