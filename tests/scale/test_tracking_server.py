@@ -59,8 +59,11 @@ def test_parallel_track_jobs_and_track_sync_against_a_postgres_server(scale_smok
         assert len(ids) == len(set(ids)), f"{paper}: duplicated runs"
         assert set(ids) == record_ids(repo, paper), paper
         assert all(r.info.status == "FINISHED" for r in runs[paper])
-    # the paper's claims are one run whose metrics are the claim values
-    assert all(any(r.data.tags.get("mlflow.runName") == f"{paper}_evaluate" for r in runs[paper]) for paper in PAPERS)
+    # the paper's claims are one run, named evaluate, whose tags carry each claim's verdict
+    for paper in PAPERS:
+        claims = json.loads((repo / f"results/{paper}/claims.json").read_text())["claims"]
+        evaluate = [r for r in runs[paper] if r.data.tags.get("mlflow.runName") == "evaluate"]
+        assert len(evaluate) == 1 and all(evaluate[0].data.tags[f"claim.{c['id']}"] == c["verdict"] for c in claims)
 
     # make track-sync logs the other papers' records and leaves the runs it had as they were
     before = {paper: {r.info.run_id for r in runs[paper]} for paper in (*PAPERS, "data")}
