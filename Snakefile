@@ -20,7 +20,7 @@ from workflow.core.params import ParamsError, check_plan_size, load
 from workflow.papers import PAPERS
 
 PROFILE = config.get("profile", "default")
-os.environ["REPRO_PYTHON"] = sys.executable  # every job (bin/python) runs under Snakemake's own interpreter
+os.environ.update(REPRO_PYTHON=sys.executable)  # every job (bin/python) runs under Snakemake's own interpreter
 try:
     PARAMS = load(PROFILE)
     validate_papers(PAPERS)  # claims.yaml files: kinds, ops, thresholds, units, controls
