@@ -152,5 +152,6 @@ def test_the_aa_nulls_put_another_seeds_comparator_in_refusions_place():
     assert aa["aa_mdm"]["k2_tps_ratio_refusion_over_mdm"] == pytest.approx([2.0, 0.5])
     assert aa["aa_arm"]["k3_refusion_minus_arm"] == pytest.approx([-0.3, 0.3])
     assert aa["aa_arm"]["k4_tokens_per_forward"] == [1.0, 1.0]
+    assert aa["aa_mdm_for_arm"]["k5_arm_minus_mdm"] == pytest.approx([0.2 - 0.5, 0.5 - 0.2])  # K5: MDM against MDM
     one = E.aa_nulls(d[d.seed.eq(0)], s[s.seed.eq(0)], E.measure(d[d.seed.eq(0)], s[s.seed.eq(0)]))
     assert math.isnan(one["aa_arm"]["k3_refusion_minus_arm"][0])

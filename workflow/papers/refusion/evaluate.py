@@ -20,9 +20,10 @@ CONTROLS = {      # claims.yaml `controls:`: the decoder each puts in ReFusion's
     "one_slot": {"refusion": "refusion_one_slot"},
     "no_cache": {"refusion": "refusion_no_cache"},
 }
-AA = {            # claims.yaml `nulls: {aa: ...}`: the comparator each puts in ReFusion's place, from another seed
+AA = {            # claims.yaml `nulls: {aa: ...}`: the comparator each puts in the method's place, from another seed
     "aa_mdm": {"refusion": MDM},
     "aa_arm": {"refusion": "arm"},
+    "aa_mdm_for_arm": {"arm": MDM},  # K5 compares the ARM with the MDM: the MDM of another seed in the ARM's place
 }
 
 
