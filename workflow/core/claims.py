@@ -460,6 +460,12 @@ def stand_in(table, column: str, replace: dict[str, str], seed: str | None = Non
     return pd.concat([kept, *swapped], ignore_index=True)
 
 
+def without_values(measured: dict, names) -> dict[str, dict[str, list[float]]]:
+    """Nulls that cannot be measured (a run with one seed: no independent partner): every metric of `measured` as
+    NaN for each null in `names`, so that the claims are judged on them and say they have no value."""
+    return {name: {k: [math.nan] * len(v) for k, v in measured.items()} for name in names}
+
+
 def next_seed(rows, seed: str, keys: list[str]):
     """`rows` with each one's seed moved to the next seed among the rows of its unit (same `keys`), cyclically;
     units with a single seed dropped."""

@@ -5,7 +5,6 @@ runs, for the negative controls and for the A/A nulls in their place, and claims
 the plan."""
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
@@ -66,7 +65,7 @@ def aa_nulls(table: pd.DataFrame, reference: dict, measured: dict) -> dict[str, 
     claims.stand_in with seed), relation by relation, in the method's runs' place (the reference audio stays). With
     one seed the comparator has no independent partner: every value is NaN (inconclusive)."""
     if table.seed.nunique() < 2:
-        return {name: {k: [math.nan] * len(v) for k, v in measured.items()} for name in AA}
+        return claims_mod.without_values(measured, AA)
     return {name: measure(claims_mod.stand_in(table, "run", swap, seed="seed", keys=["name"]), reference)
             for name, swap in AA.items()}
 

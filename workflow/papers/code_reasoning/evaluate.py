@@ -2,7 +2,6 @@
 negative controls and for its A/A nulls, and claims.yaml."""
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
@@ -68,7 +67,7 @@ def aa_nulls(t: pd.DataFrame, measured: dict) -> dict[str, dict[str, list[float]
     has no independent partner: every value is NaN (inconclusive)."""
     names = [*AA, "aa_semantic"]
     if t.seed.nunique() < 2:
-        return {name: {k: [math.nan] * len(v) for k, v in measured.items()} for name in names}
+        return claims_mod.without_values(measured, names)
     tables = {name: claims_mod.stand_in(t, "variant", rep, seed="seed", keys=["task"]) for name, rep in AA.items()}
     semantic = claims_mod.next_seed(t[t.variant.isin(SEMANTIC)], "seed", ["task", "variant"])
     pooled = semantic.groupby(["seed", "task"], as_index=False).accuracy.mean()

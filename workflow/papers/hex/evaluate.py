@@ -2,7 +2,6 @@
 metric per seed for the method, for its negative controls and for its A/A nulls, and judge claims.yaml."""
 from __future__ import annotations
 
-import math
 from collections import Counter
 from pathlib import Path
 
@@ -179,8 +178,7 @@ def aa_nulls(t: pd.DataFrame, decode: dict, measured: dict) -> dict[str, dict[st
     comparator has no independent partner: every value is NaN (inconclusive)."""
     seeds = sorted(t.seed.unique())
     if len(seeds) < 2:
-        return {name: {k: [math.nan] * len(v) for k, v in measured.items()}
-                for name in ("aa_margin", "aa_best_fixed", "aa_nll_pick")}
+        return claims_mod.without_values(measured, ("aa_margin", "aa_best_fixed", "aa_nll_pick"))
     paths = [d for name in plan.ARMS for d, _, _ in plan.arm_paths(decode["arms"][name], name)]
     margin = claims_mod.stand_in(t, "decoder", {f"fixed/b{b}": "one/margin" for b in decode["fixed_blocks"]},
                                  seed="seed", keys=UNIT)

@@ -4,7 +4,6 @@ categories (the paper's averages); an ISB category's accuracy pools its items in
 through the plan."""
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
@@ -72,7 +71,7 @@ def aa_nulls(table: pd.DataFrame, measured: dict) -> dict[str, dict[str, list[fl
     seed) in M2's place, per set, format and category (the priors stay as they are). With one seed the comparator has
     no independent partner: every value is NaN (inconclusive)."""
     if table[table.seed.ge(0)].seed.nunique() < 2:
-        return {name: {k: [math.nan] * len(v) for k, v in measured.items()} for name in AA}
+        return claims_mod.without_values(measured, AA)
     return {name: measure(claims_mod.stand_in(table, "regime", rep, seed="seed", keys=UNIT))
             for name, rep in AA.items()}
 

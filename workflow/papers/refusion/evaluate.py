@@ -2,7 +2,6 @@
 controls and for its A/A nulls, and judge claims.yaml."""
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pandas as pd
@@ -79,7 +78,7 @@ def aa_nulls(decodes: pd.DataFrame, speed: pd.DataFrame, measured: dict) -> dict
     seed) in ReFusion's place, in the decodes (per task and problem) and in the timings (per task). With one seed the
     comparator has no independent partner: every value is NaN (inconclusive)."""
     if decodes.seed.nunique() < 2:
-        return {name: {k: [math.nan] * len(v) for k, v in measured.items()} for name in AA}
+        return claims_mod.without_values(measured, AA)
     return {name: measure(claims_mod.stand_in(decodes, "decoder", rep, seed="seed", keys=["task", "problem"]),
                           claims_mod.stand_in(speed, "decoder", rep, seed="seed", keys=["task"]))
             for name, rep in AA.items()}

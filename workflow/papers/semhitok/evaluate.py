@@ -4,7 +4,6 @@ negative controls and for its A/A nulls in SGHC's place, and judge claims.yaml. 
 paper's plan."""
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pandas as pd
@@ -63,7 +62,7 @@ def aa_nulls(table: pd.DataFrame, nets: pd.DataFrame, measured: dict) -> dict[st
     joint = sorted((v for v in digits.variant.unique() if v.startswith("joint_")), key=lambda v: float(v[6:]))
     swaps = AA | {"aa_joint": {"sghc": joint[len(joint) // 2]}}
     if digits.seed.nunique() < 2:
-        return {name: {k: [math.nan] * len(v) for k, v in measured.items()} for name in swaps}
+        return claims_mod.without_values(measured, swaps)
     return {name: measure(claims_mod.stand_in(digits, "variant", rep, seed="seed", keys=["dataset"]), nets, "digits")
             for name, rep in swaps.items()}
 
