@@ -76,7 +76,7 @@ test-scale: scale-setup  ## a real single-node SLURM cluster, MLflow on PostgreS
 resources: setup  ## refresh workflow/resources.yaml from the benchmark files of the last run (a default run)
 	$(PY) -m workflow.core.resources
 
-readme: setup  ## put the verdict table of the last default-profile report into README.md
+readme: setup  ## write the README's run line, verdict table and claim lines from the last default run's results/
 	$(PY) -m workflow.report.readme
 
 # Prints the experiments' page in MLflow 3's model-training view (its start page is the GenAI one) and each paper's

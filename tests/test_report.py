@@ -46,3 +46,29 @@ def test_the_page_shows_kinds_controls_and_uncontrolled_claims():
     html = render(sections, "T", "default")
     assert html.count("<b>uncontrolled</b>: ") == 1 and "the control passes the same checks" in html
     assert "<td>sanity</td>" in html and "the mechanism removed (verdict fail)" in html
+
+
+def readme_run(slug, measured, control, commits=("abc1234",), seconds=600.0, start=0.0):
+    s = section(slug, measured, control)
+    return s | {"commits": list(commits), "job_seconds": seconds, "start": start, "end": start + seconds, "cpu": "cpu X"}
+
+
+def test_the_readme_block_is_generated_from_the_results_with_values_times_and_commit():
+    from workflow.report.readme import block
+
+    runs = [readme_run("a", {"m": [0.9]}, {"m": [0.1]}), readme_run("b", {"m": [0.3]}, {"m": [0.1]}, start=600.0)]
+    text = block(runs, missing=["c"])
+    assert "from one commit, abc1234; 20.0 min of wall clock" in text and "20.0 min of job time" in text
+    assert "| 1 / 0 / 0 / 0 / 0 | 0 | none | 1 / 0 / 0 | 0 | 10.0 min | abc1234 |" in text
+    assert "| [c](workflow/papers/c/PAPER.md) | not run at the default profile |" in text
+    assert "  - R1: s Paper: p. Ours: m 0.9 (≥ 0.5). **pass, both nulls fail**." in text
+    assert "  - R1: s Paper: p. Ours: m 0.3 (≥ 0.5). **fail**." in text
+
+
+def test_the_readme_says_when_the_results_are_not_one_run_of_one_commit_and_why_a_pass_is_uncontrolled():
+    from workflow.report.readme import block
+
+    runs = [readme_run("a", {"m": [0.9]}, {"m": [0.9]}, commits=("abc1234", "def5678"))]
+    text = block(runs, missing=[])
+    assert "2 commits (abc1234, def5678): not one run of one commit" in text
+    assert "**pass, uncontrolled (A/A null: fails; placebo: fails; negative control: passes)**" in text
