@@ -8,9 +8,14 @@ job, which claims C3 and C5 read: 4 N + 2 jobs, 10,002 for N = 2,500). It times,
   1. `snakemake -n` of the whole sweep (building the DAG);
   2. the evaluate job over all the runs (its command line does not grow with them: the step finds its inputs
      through the paper's plan module);
-  3. for reference, `snakemake -n` of a bare Snakefile of the same shape (a data rule and a train rule of N * 2
-     jobs each, with input, output, log, benchmark, resources and a shell command, and one evaluate job): what
-     Snakemake itself costs per job, none of this project's code involved.
+  3. for reference, `snakemake -n` of two bare Snakefiles (a data rule and a train rule of N * 2 jobs each, and one
+     evaluate job), none of this project's code involved: what Snakemake itself costs per job.
+     - `bare`: each rule with one input, output, log pair, benchmark, resources and a short shell command;
+     - `bare, same files`: the same rules with our rules' files and parts, plain strings written out: the code and
+       params stamps as inputs (three on data jobs, five on train jobs), two outputs on data jobs, the wildcard
+       constraints and a command line as long as ours. The difference between it and ours is what our Snakefile
+       adds (input functions, stamps, validation); the difference between the two bare ones is what the number of
+       files per job costs inside Snakemake.
 The runs' files are not computed for every data set: the first data set of each family and its train job are
 computed by the real steps and copied to every other name (this measures the DAG and the evaluate step, not the
 optimisers), then `snakemake --touch` records them as made.
@@ -55,6 +60,44 @@ rule train:
 rule evaluate:
     input: expand("train/{{name}}.npz", name=NAMES)
     output: "claims.json"
+    shell: "python -m step evaluate --out {{output:q}}"
+"""
+BARE_SAME_FILES = """N = {n}
+NAMES = [f"{{family}}{{k}}" for family in ("gr", "gauss") for k in range(N)]
+STAMPS = "results/.stamps"
+FLAGS = "--profile scale --params {{input.params}} --rule {{rule}} --wildcards '{{wildcards}}' --log {{log.out:q}} --record {{log.run:q}}"
+
+rule all:
+    input: "results/claims.json"
+
+rule data:
+    input:
+        code=f"{{STAMPS}}/code/data.json",
+        params=[f"{{STAMPS}}/params/data.json", f"{{STAMPS}}/params/refs.json"],
+    output: data="results/data/{{dataset}}.npz", summary="results/data/{{dataset}}.json"
+    wildcard_constraints: dataset="(?:gr|gauss)[0-9]+"
+    log: out="results/logs/data/{{dataset}}.log", run="results/logs/data/{{dataset}}.run.json"
+    benchmark: "results/bench/data/{{dataset}}.tsv"
+    threads: 1
+    resources: mem_mb=512, runtime=5
+    shell: "bin/python -m workflow.run papers.adam_implicit_bias.data {{wildcards.dataset}} --out {{output.data:q}} --summary {{output.summary:q}} " + FLAGS
+
+rule train:
+    input:
+        data="results/data/{{dataset}}.npz",
+        code=f"{{STAMPS}}/code/train.json",
+        params=[f"{{STAMPS}}/params/{{s}}.json" for s in ("train", "algorithms", "plan")],
+    output: "results/train/{{dataset}}/{{group}}.npz"
+    wildcard_constraints: dataset="(?:gr|gauss)[0-9]+", group="family|sweep"
+    log: out="results/logs/train/{{dataset}}/{{group}}.log", run="results/logs/train/{{dataset}}/{{group}}.run.json"
+    benchmark: "results/bench/train/{{dataset}}/{{group}}.tsv"
+    threads: 1
+    resources: mem_mb=512, runtime=5
+    shell: "bin/python -m workflow.run papers.adam_implicit_bias.train {{wildcards.dataset}} --group {{wildcards.group}} --data {{input.data:q}} --out {{output:q}} " + FLAGS
+
+rule evaluate:
+    input: expand("results/train/{{name}}/family.npz", name=NAMES), "results/train/gr0/sweep.npz"
+    output: "results/claims.json"
     shell: "python -m step evaluate --out {{output:q}}"
 """
 PROFILE = """adam_implicit_bias:
@@ -116,6 +159,7 @@ def main() -> None:
         quiet = snake + target + ["-n", "--forceall", "--quiet", "all"]  # --quiet last: it takes a list
         sh(quiet, repo)  # a first run writes the params and code stamps and byte-compiles: not timed
         seconds, _ = sh(quiet, repo)
+        ours = seconds
         print(f"snakemake -n --quiet, {jobs} jobs: {seconds:.1f} s ({1000 * seconds / jobs:.2f} ms per job)")
         seconds, _ = sh(snake + ["-n", "--forceall"] + target, repo)  # as a user previews it: every job printed
         print(f"snakemake -n (printing every job): {seconds:.1f} s")
@@ -128,6 +172,17 @@ def main() -> None:
         seconds, _ = sh(bare_quiet, bare)
         print(f"the same shape in a bare Snakefile (Snakemake alone), -n --quiet: {seconds:.1f} s "
               f"({1000 * seconds / (4 * args.datasets + 1):.2f} ms per job)")
+        same = repo / "bare_same_files"
+        (same / "results/.stamps/code").mkdir(parents=True)
+        (same / "results/.stamps/params").mkdir(parents=True)
+        for name in ("code/data", "code/train", "params/data", "params/refs", "params/train", "params/algorithms",
+                     "params/plan"):
+            (same / f"results/.stamps/{name}.json").write_text("{}\n")
+        (same / "Snakefile").write_text(BARE_SAME_FILES.format(n=args.datasets))
+        sh(bare_quiet, same)
+        bare_same, _ = sh(bare_quiet, same)
+        print(f"the same shape with our rules' files and parts in a bare Snakefile, -n --quiet: {bare_same:.1f} s; "
+              f"ours / bare = {ours / seconds:.2f}, ours / bare with the same files = {ours / bare_same:.2f}")
         seed_outputs(repo, args.datasets)
         sh(snake + target + ["--touch", "--until", "adam_implicit_bias_train"], repo)  # targets first: --until takes a list
         seconds, out = sh(snake + ["--cores", "1"] + target, repo)
