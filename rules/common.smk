@@ -5,8 +5,9 @@
 # cluster they run where snakemake runs instead of waiting in the queue).
 # Code and values reach Snakemake as stamp files (workflow/core/stamps.py), never as `params:`.
 from functools import lru_cache
+from pathlib import Path
 
-from workflow.core import housekeeping, resources, stamps
+from workflow.core import housekeeping, resources, stamps, zygote
 
 # Each paper's rule file registers the figures its plot step makes; the report embeds them.
 FIGURES = {}
@@ -85,15 +86,24 @@ def step(module, args=""):
 housekeeping.say(housekeeping.clear_stale_lock())
 
 
+# A local run's jobs fork from one warm interpreter, their libraries imported once (workflow/core/zygote.py); jobs
+# on a cluster's nodes, --touch runs and `--config zygote=off` runs start their own interpreters.
+ZYGOTE = {}
+
+
 onstart:
     housekeeping.say(housekeeping.remove_partial_writes())
+    if workflow.local_exec and not workflow.touch and config.get("zygote", "on") != "off":
+        ZYGOTE["process"] = zygote.start(sys.executable, Path(".snakemake/zygote.log"))
 
 
 onsuccess:
+    zygote.stop(ZYGOTE.get("process"))
     housekeeping.stop_rate_limit_timers()
     housekeeping.say(housekeeping.report_untracked())
 
 
 onerror:
+    zygote.stop(ZYGOTE.get("process"))
     housekeeping.stop_rate_limit_timers()
     housekeeping.say(housekeeping.report_untracked())

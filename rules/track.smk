@@ -26,4 +26,4 @@ rule track:
     wildcard_constraints:
         paper="|".join(TRACKED_AFTER),
     shell:
-        "bin/python -m workflow.core.tracking sync --paper {wildcards.paper} --paper data --out {output:q} > {log:q} 2>&1"
+        "bin/python -m workflow.run core.tracking sync --paper {wildcards.paper} --paper data --out {output:q} --log {log:q}"

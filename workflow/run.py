@@ -6,6 +6,8 @@
   neither Snakemake nor DVC needs a `mkdir` or a shell redirect in the command.
 - On success the log's `warning:` lines are repeated on the console (e.g. a data set restored from its verified
   copy because the archive is corrupt); on failure its last lines are, so that neither is buried in a log file.
+- Where the run has a zygote (workflow/core/zygote.py), the job is forked from it instead of importing its
+  libraries again, and this process waits for it and exits with its status.
 - Once the step has returned (its outputs and run record written and closed by workflow/core/io.py), the process
   ends without the interpreter's teardown: freeing torch's and every other module's objects one by one took
   0.5 s per training job, a third of all job overhead (bench/job_overhead.py).
@@ -55,10 +57,22 @@ def console_lines(log: Path, status: int) -> list[str]:
 
 
 def main() -> None:
+    """Hand the job to the run's zygote (workflow/core/zygote.py: its libraries are imported already); where none
+    answers, run it here."""
     if len(sys.argv) < 2:
         raise SystemExit(__doc__)
-    module = sys.argv[1]
-    log, argv = split_log(sys.argv[2:])
+    from workflow.core import zygote
+
+    status = zygote.forward(sys.argv[1:])
+    if status is not None:
+        os._exit(status)
+    run_job(sys.argv[1:])
+
+
+def run_job(args: list[str]) -> None:
+    """Run the step `args[0]` with its arguments, its output to the --log file; ends the process with its status."""
+    module = args[0]
+    log, argv = split_log(args[1:])
     log.parent.mkdir(parents=True, exist_ok=True)
     console = os.fdopen(os.dup(2), "w")
     with open(log, "w") as fh:  # fds 1 and 2 themselves, so that C libraries' output lands in the log too

@@ -31,27 +31,33 @@ TIME_HEADROOM, TIME_FLOOR_MIN = 3.0, 5
 FALLBACK = {"mem_mb": 4096, "runtime": 60}
 
 
-def rule_of(bench: Path) -> str | None:
-    """The rule a benchmark file belongs to: its run record (logs/ instead of bench/) names it."""
-    record = read_record(Path(str(bench).replace("/bench/", "/logs/", 1)).with_suffix(".run.json"))
-    if record is not None:  # none, or a failed job's empty file
-        return record["rule"]
-    return "track" if bench.name == "track.tsv" else None  # the track jobs write no run record
+def record_of(bench: Path) -> dict | None:
+    """The run record beside a benchmark file (logs/ instead of bench/): None for none, or a failed job's empty
+    file."""
+    return read_record(Path(str(bench).replace("/bench/", "/logs/", 1)).with_suffix(".run.json"))
+
+
+def peak_mb(bench_row: dict, record: dict | None) -> float:
+    """A job's peak memory: the benchmark's, or the step's own where it is larger (a job forked from the zygote:
+    the benchmark then measured only the process that waited for it)."""
+    rss = bench_row["max_rss"]
+    measured = float(rss) if rss not in ("", "-", "NA") else 0.0
+    return max(measured, float((record or {}).get("max_rss_mb") or 0.0))
 
 
 def measure(results: Path) -> dict[str, dict]:
     """{rule: {jobs, seconds, max_rss_mb}}: the largest wall time and peak memory among the rule's jobs."""
     usage: dict[str, dict] = {}
     for bench in sorted(results.glob("*/bench/**/*.tsv")):
-        rule = rule_of(bench)
+        record = record_of(bench)
+        rule = record["rule"] if record is not None else ("track" if bench.name == "track.tsv" else None)  # no record
         rows = list(csv.DictReader(bench.open(), delimiter="\t"))
         if rule is None or not rows:
             continue
         u = usage.setdefault(rule, {"jobs": 0, "seconds": 0.0, "max_rss_mb": 0.0})
         u["jobs"] += 1
         u["seconds"] = max(u["seconds"], float(rows[-1]["s"]))
-        rss = rows[-1]["max_rss"]
-        u["max_rss_mb"] = max(u["max_rss_mb"], float(rss) if rss not in ("", "-", "NA") else 0.0)
+        u["max_rss_mb"] = max(u["max_rss_mb"], peak_mb(rows[-1], record))
     return usage
 
 

@@ -63,6 +63,15 @@ def environment() -> dict:
     return env
 
 
+def own_usage() -> dict:
+    """This process's peak memory and CPU time. Snakemake's benchmark file measures the job's process tree, which
+    does not hold a job forked from the zygote (workflow/core/zygote.py): the record keeps what the step used."""
+    import resource
+
+    return {"max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            "cpu_seconds": round(time.process_time(), 3)}
+
+
 def one_thread() -> None:
     """One torch thread per job (BLAS threads are pinned in workflow/__init__.py, before numpy loads)."""
     if "torch" in sys.modules:
@@ -194,6 +203,7 @@ class Step:
             "started_ms": int(1000 * self.started),
             "seconds": round(time.time() - self.started, 3),
             "compute_seconds": round(time.time() - self.compute_started, 3),
+            **own_usage(),
             "mlflow_run_id": self._live.run_id if self._live else None,
         }
 

@@ -18,6 +18,7 @@ from workflow.core import claims as claims_mod
 from workflow.core.io import read_json, write_text
 from workflow.core.records import read_records
 from workflow.core.params import ROOT, read_yaml
+from workflow.core.resources import peak_mb
 from workflow.core.step import Step, git_commit
 from workflow.core.store import dashboard_url, tracking_uri
 
@@ -93,16 +94,15 @@ def records(paper: str, profile: str) -> dict[Path, dict]:
 def step_costs(paper: str, recs: dict[Path, dict]) -> list[dict]:
     """Snakemake benchmark files of these jobs, summed per step (absent when `dvc repro` made the run)."""
     costs: dict[str, dict] = {}
-    for path in recs:
+    for path, record in recs.items():
         job = path.relative_to(ROOT / "results" / paper / "logs")
         tsv = ROOT / "results" / paper / "bench" / job.parent / (job.name.removesuffix(".run.json") + ".tsv")
         if tsv.exists():
-            b = pd.read_csv(tsv, sep="\t").iloc[-1]
+            b = pd.read_csv(tsv, sep="\t", dtype=str).iloc[-1]
             c = costs.setdefault(job.parts[0], {"step": job.parts[0], "jobs": 0, "seconds": 0.0, "max_rss_mb": 0.0})
             c["jobs"] += 1
             c["seconds"] += float(b["s"])
-            rss = pd.to_numeric(b["max_rss"], errors="coerce")  # "-" when too short to measure
-            c["max_rss_mb"] = max(c["max_rss_mb"], 0.0 if pd.isna(rss) else float(rss))
+            c["max_rss_mb"] = max(c["max_rss_mb"], peak_mb(b, record))
     return list(costs.values())
 
 
