@@ -264,3 +264,23 @@ def test_the_aa_nulls_put_another_seeds_comparator_in_place():
     assert aa["aa_ft"]["k4_fs_gain_minus_ft_gain"] == pytest.approx([(0.4 - 0.1) - 0.1, (0.3 - 0.2) - 0.3])
     one = V.aa_nulls(records_like(msr), ref, V.measure(records_like(msr), ref))
     assert np.isnan(one["aa_fs"]["k3_ft_minus_fs_full"]).all()
+
+
+def test_the_k5_placebo_permutes_only_the_difficulty_labels_among_relations():
+    msr = {"reference": 0.9, "zs": 0.02, "ft_1": 0.2, "ft_2": 0.25, "ft_3": 0.3, "fs_1": 0.05, "fs_2": 0.1, "fs_3": 0.2}
+    rows = [{"run": run, "seed": seed, "name": f"r{i}", "group": "nested" if i < 3 else "perceptuality", "arity": 1,
+             "presence": 0.5, "relation": i / 10, "parsimony": 1.0, "msr": value, "fad": 1.0}
+            for seed in (0, 1) for run, value in msr.items() for i in range(8)]
+    table = pd.DataFrame(rows)
+    shuffled = V.shuffled_difficulty(table)
+    cols = ["run", "seed", "name", "presence", "relation", "parsimony", "msr", "fad"]
+    pd.testing.assert_frame_equal(shuffled[cols], table[cols])  # the scores untouched
+    for _, t in shuffled.groupby(["run", "seed"]):
+        assert t.group.eq("nested").sum() == 3  # as many hard relations, another set of them
+    hard = {seed: set(t[t.group.eq("nested")].name) for seed, t in shuffled[shuffled.run.eq("ft_3")].groupby("seed")}
+    assert hard[0] != {"r0", "r1", "r2"} and hard[0] != hard[1]
+    assert all(set(t[t.group.eq("nested")].name) == hard[seed] for (run, seed), t in shuffled.groupby(["run", "seed"]))
+    ref = {"detector_map": 0.9, "effect_accuracy": 0.95}
+    got = V.placebos(table, ref)["placebo_shuffled_difficulty"]["k5_easy_minus_hard_rel"]
+    assert V.measure(table, ref)["k5_easy_minus_hard_rel"] == pytest.approx([0.4, 0.4])  # 0.3 .. 0.7 against 0 .. 0.2
+    assert len(got) == 2 and got != pytest.approx([0.4, 0.4])

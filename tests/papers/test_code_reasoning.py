@@ -127,3 +127,34 @@ def test_the_aa_nulls_put_another_seeds_comparator_in_place():
     assert aa["aa_semantic"]["k2_structural_minus_semantic_drop"] == pytest.approx(drop)
     one = V.aa_nulls(scores(acc, seeds=(0,)), V.measure(scores(acc, seeds=(0,))))
     assert math.isnan(one["aa_py"]["k4_compressed_over_py"][0])
+
+
+def test_the_placebos_make_only_the_credited_ingredient_inert(programs):
+    rng = np.random.default_rng(1)
+    p, other = programs[3], programs[4]
+    for placebo, rendering in W.MISMATCHED.items():  # the credited rendering of another program, this one's answer
+        assert body(W.render(p, placebo, rng, other)) == body(W.render(other, rendering, rng))
+        assert W.render(p, placebo, rng, other).endswith(f"\nANSWER: {W.run(p)}")
+    acc = {"zeroshot": (0.2, 0.3), "nl": (0.5, 0.5), "py": (0.6, 0.7), "py_nows": (0.4, 0.5), "py_kwrand": (0.3, 0.4),
+           "py_varren": (0.6, 0.6), "py_nocomm": (0.6, 0.7), "py_commswap": (0.5, 0.7), "py_commmislead": (0.6, 0.6),
+           "fictional": (0.6, 0.5), "pseudo": (0.58, 0.6), "flowchart": (0.5, 0.6), "compressed": (0.65, 0.6),
+           "py_mismatch": (0.1, 0.1), "pseudo_mismatch": (0.2, 0.1), "flowchart_mismatch": (0.1, 0.2),
+           "compressed_mismatch": (0.3, 0.3)}
+    t = scores(acc)
+    own, pl = V.measure(t), V.placebos(t)
+    assert own == V.measure(t) and own["k3_pseudo_minus_py_math"] == pytest.approx([-0.02] * 3)
+    assert pl["placebo_mismatched_abstractions"]["k3_pseudo_minus_py_math"] == pytest.approx([-0.4] * 3)
+    assert pl["placebo_mismatched_abstractions"]["k3_flowchart_minus_py_math"] == pytest.approx([-0.5] * 3)
+    assert pl["placebo_mismatched_compressed"]["k4_compressed_over_py"] == pytest.approx([0.3 / 0.65] * 3)
+    # K2: another pair of perturbations called structural in each seed, never the true one; as many of each
+    for seed in range(20):
+        rename = V.shuffled_structure(np.random.default_rng(seed))
+        assert sorted(rename) == sorted(rename.values()) == sorted(V.STRUCTURAL + V.SEMANTIC)
+        assert {v for v, role in rename.items() if role in V.STRUCTURAL} != set(V.STRUCTURAL)
+    assert len(pl["placebo_shuffled_structure"]["k2_structural_minus_semantic_drop"]) == 3
+    assert pl["placebo_shuffled_structure"]["k2_structural_minus_semantic_drop"] != own["k2_structural_minus_semantic_drop"]
+    # K5: random keywords trade roles with one regular rendering
+    swapped = V.shuffled_regularity(np.random.default_rng(0))
+    assert len(swapped) == 2 and swapped[V.IRREGULAR] in V.REGULAR and swapped[swapped[V.IRREGULAR]] == V.IRREGULAR
+    k5 = pl["placebo_shuffled_regularity"]["k5_regular_minus_kwrand"]
+    assert all(v == pytest.approx(0.35 - 0.6) or v == pytest.approx(0.35 - 0.55) for v in k5)

@@ -117,3 +117,15 @@ def test_the_aa_nulls_put_another_seeds_comparator_in_the_methods_place():
     assert aa["aa_nll_pick"]["k4_vote_minus_nll"] == pytest.approx([0.3, -0.3])
     one = t[t.seed.eq(0)]
     assert np.isnan(E.aa_nulls(one, DECODE, E.measure(one, DECODE)[0])["aa_margin"]["k1_best_fixed_minus_margin"]).all()
+
+
+def test_the_k4_placebo_picks_an_answered_path_at_random():
+    answers = np.array([[None, 1], [4, 2], [5, 1]], dtype=object)
+    picks = [E.random_pick_accuracy(answers, np.array([5, 2]), np.random.default_rng(s)) for s in range(40)]
+    assert set(picks) <= {0.0, 0.5, 1.0} and 0.0 < np.mean(picks) < 1.0  # never the unanswered path, not always right
+    assert E.random_pick_accuracy(np.array([[None], [None]], dtype=object), np.array([3]), np.random.default_rng(0)) == 0.0
+    t = decodes({"fixed/b1": 6, "fixed/b2": 5, "one/margin": 2, "paper/b1/s0": 4, "paper/b1/s1": 4, "paper/b2/s0": 4,
+                 "paper/b2/s1": 4})  # every path right on the same 4 problems: any pick is as right as the vote
+    measured, _ = E.measure(t, DECODE)
+    assert E.placebos(t, DECODE) == {"placebo_random_pick": {"k4_vote_minus_nll": [pytest.approx(0.0)]}}
+    assert measured["k4_vote_minus_nll"] == [pytest.approx(0.0)]

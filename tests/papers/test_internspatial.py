@@ -275,3 +275,25 @@ def test_the_aa_nulls_put_another_seeds_comparator_in_m2s_place():
     assert aa["aa_m1"]["k3_std_ratio"] == pytest.approx([2.0, 0.5])
     one = pd.DataFrame([r for r in rows if r["seed"] == 0] + prior)
     assert np.isnan(E.aa_nulls(one, E.measure(one))["aa_m1"]["k3_std_ratio"]).all()
+
+
+def test_the_k4_placebo_permutes_only_the_general_answers_within_each_question_type():
+    M, data = fake_data(n_spatial=20)
+    general = [qa.item("general", "attribute", 0, [0], f"what colour is the {s} ?", [], c)
+               for s, c in zip(["cone", "cube", "ball", "cup"] * 5, ["red", "blue", "green", "red", "grey"] * 4)]
+    general += [qa.item("general", "attribute", 0, [0], f"what shape is the {c} object ?", [], s)
+                for s, c in zip(["cone", "cube", "ball", "cup"] * 5, ["red", "blue", "green", "red", "grey"] * 4)]
+    data.items["train"] = general + [it for it in data.items["train"] if it["kind"] != "general"]
+    m2 = M.training_set(data, "m2", np.random.default_rng(4))
+    placebo = M.training_set(data, "m2_shuffledgeneral", np.random.default_rng(4))
+    assert [(r[0]["question"], r[1], r[2]) for r in m2] == [(r[0]["question"], r[1], r[2]) for r in placebo]  # same items, formats
+    assert [r[0]["answer"] for r in m2 if r[0]["kind"] != "general"] == [r[0]["answer"] for r in placebo if r[0]["kind"] != "general"]
+    for kind in ("what colour", "what shape"):  # per question type: the same answers (priors), another pairing
+        own = [r[0]["answer"] for r in m2 if r[0]["question"].startswith(kind)]
+        moved = [r[0]["answer"] for r in placebo if r[0]["question"].startswith(kind)]
+        assert collections.Counter(own) == collections.Counter(moved) and own != moved
+    assert {it["answer"] for it in general} == {"red", "blue", "green", "grey", "cone", "cube", "ball", "cup"}  # untouched
+    a, b = np.random.default_rng(4), np.random.default_rng(4)
+    M.training_set(data, "m2", a)
+    M.training_set(data, "m2_shuffledgeneral", b)
+    assert a.integers(1000) == b.integers(1000)  # the training's batches draw on from the same state

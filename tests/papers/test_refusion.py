@@ -155,3 +155,15 @@ def test_the_aa_nulls_put_another_seeds_comparator_in_refusions_place():
     assert aa["aa_mdm_for_arm"]["k5_arm_minus_mdm"] == pytest.approx([0.2 - 0.5, 0.5 - 0.2])  # K5: MDM against MDM
     one = E.aa_nulls(d[d.seed.eq(0)], s[s.seed.eq(0)], E.measure(d[d.seed.eq(0)], s[s.seed.eq(0)]))
     assert math.isnan(one["aa_arm"]["k3_refusion_minus_arm"][0])
+
+
+def test_the_one_slot_placebo_of_k4_is_timed_in_refusions_place_and_an_untimed_control_has_no_time():
+    d = decodes(0, {"arm": (0.9, 10, 10, 10, 300), "mdm/s32": (0.5, 10, 32, 32 * 56, 32 * 56),
+                    "refusion": (0.8, 10, 4, 40, 400), "refusion_plan_only": (0.4, 10, 2, 20, 100),
+                    "refusion_one_slot": (0.8, 10, 20, 80, 600)})
+    s = speed(0, {"arm": 100, "mdm/s32": 20, "refusion": 150, "refusion_no_cache": 50, "refusion_one_slot": 60})
+    one = E.measure(*E.with_control(d, s, E.CONTROLS["one_slot"]))
+    assert one["k4_tps_ratio_refusion_over_arm"] == [pytest.approx(0.6)] and one["k4_tokens_per_forward"] == [0.5]
+    untimed = E.measure(*E.with_control(d, s[s.decoder.ne("refusion_one_slot")], E.CONTROLS["one_slot"]))
+    assert math.isnan(untimed["k4_tps_ratio_refusion_over_arm"][0])  # not ReFusion's own time
+    assert untimed["k4_tokens_per_forward"] == [0.5]

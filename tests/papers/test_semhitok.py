@@ -66,7 +66,7 @@ def frozen_nets(n_sem=4):
 
 
 @pytest.mark.parametrize("kind,vocab", [("sghc", 8), ("flat", 8), ("pixel", 8), ("semonly", 4), ("joint", 8),
-                                        ("random", 8)])
+                                        ("random", 8), ("coupled", 8)])
 def test_every_tokenizer_gives_16_tokens_inside_its_vocabulary(kind, vocab):
     teacher, sem = frozen_nets()
     tok = M.Tokenizer(kind, 4, 2, sem, teacher, 0, lam=1.0).eval()
@@ -76,7 +76,7 @@ def test_every_tokenizer_gives_16_tokens_inside_its_vocabulary(kind, vocab):
     assert rec.shape == x.shape and tokens.shape == (3, 16) and tok.vocab == vocab
     assert tokens.min() >= 0 and tokens.max() < vocab
     k = tok.semantic_codes(x).reshape(3, 16)
-    if kind in ("sghc", "flat"):  # the unified id k * m + j: its semantic part is the patch's semantic code
+    if kind in ("sghc", "flat", "coupled"):  # the unified id k * m + j: its semantic part is the patch's semantic code
         assert torch.equal(tokens // 2, k)
     if kind == "random":
         assert torch.equal(tokens // 2, route.reshape(3, 16))
@@ -116,10 +116,10 @@ def test_variants_and_their_kinds():
 
 def test_the_plan_check_names_what_is_missing():
     ok = {"plan": {"datasets": ["digits"], "seeds": {"digits": [0]}, "lambdas": [1],
-                   "variants": ["sghc", "flat", "pixel", "semonly", "random"]}}
+                   "variants": ["sghc", "flat", "pixel", "semonly", "random", "coupled"]}}
     plan.check(ok)
     with pytest.raises(ParamsError, match=r"lacks \['random'\]"):
-        plan.check({"plan": {**ok["plan"], "variants": ["sghc", "flat", "pixel", "semonly"]}})
+        plan.check({"plan": {**ok["plan"], "variants": ["sghc", "flat", "pixel", "semonly", "coupled"]}})
     with pytest.raises(ParamsError, match="no seeds for \\['fashion'\\]"):
         plan.check({"plan": {**ok["plan"], "datasets": ["digits", "fashion"]}})
 
@@ -165,3 +165,27 @@ def test_the_aa_nulls_put_another_seeds_comparator_in_sghcs_place():
     assert aa["aa_joint"]["k3_dominating_lambdas"] == [0.0, 1.0]  # joint_1 at 17.5 dB dominates 17.0, not back
     one = table[table.seed.eq(0)]
     assert np.isnan(E.aa_nulls(one, nets, E.measure(one, nets, "digits"))["aa_flat"]["k4_psnr_minus_flat"]).all()
+
+
+def test_the_coupled_placebo_trains_its_own_semantic_codebook_with_the_pixel_loss():
+    """K3's placebo: SGHC whose semantic codebook is learned in the same steps as the pixel sub-codebooks, the pixel
+    loss reaching the semantic encoder; stage 1's frozen codebook and the teacher untouched, the sizes SGHC's."""
+    teacher, sem = frozen_nets()
+    before = {k: v.clone() for k, v in {**teacher.state_dict(), **sem.state_dict()}.items()}
+    tok = M.Tokenizer("coupled", 4, 2, sem, teacher, 0)
+    sghc = M.Tokenizer("sghc", 4, 2, sem, teacher, 0)
+    assert tok.sem is not sem and tok.vocab == sghc.vocab
+    assert sum(q.numel() for q in tok.parameters() if q.requires_grad) == (
+        sum(q.numel() for q in sghc.parameters() if q.requires_grad) + sum(q.numel() for q in tok.sem.parameters()))
+    x = torch.rand(8, 3, 16, 16)
+    tok.train()
+    rec, _, aux = tok(x)
+    torch.nn.functional.mse_loss(rec, x).backward()  # the pixel loss alone reaches the semantic encoder
+    assert tok.sem.enc[0].weight.grad is not None and tok.sem.enc[0].weight.grad.abs().sum() > 0
+    assert aux.item() > 0  # the stage-1 loss (feature reconstruction and commitment) is in the auxiliary loss
+    start = tok.sem.enc[0].weight.detach().clone()
+    M.fit_tokenizer(tok, x.numpy(), None, {"epochs": 1, "batch": 4, "lr": 0.01, "perceptual": 0.1},
+                    np.random.default_rng(0), lambda *a: None)
+    assert not torch.equal(start, tok.sem.enc[0].weight)
+    after = {**teacher.state_dict(), **sem.state_dict()}
+    assert all(torch.equal(before[k], after[k]) for k in before)

@@ -129,3 +129,32 @@ def test_the_a_a_nulls_put_each_comparator_of_another_seed_in_irs_place():
     assert own == E.measure(t, "b48", ["b48"])  # IR's own values untouched
     one = E.aa_nulls(t[t.seed == 0], "b48", ["b48"])  # one seed: no independent partner, no value (not missing)
     assert all(v == [] for metrics in one.values() for v in metrics.values())
+
+
+def test_the_placebos_make_only_the_credited_ingredient_inert(model, monkeypatch):
+    # tokens given directly and the pooled tokens read (the untrained stem and head are silent on random images)
+    monkeypatch.setattr(model, "tokens", lambda tokens: (tokens, 4))
+    monkeypatch.setattr(model, "classify", lambda x, alive=None: x.mean((0, 2)))
+    x = torch.rand(3, 2, 16, 4)
+    torch.testing.assert_close(M.scores("ir_other_image", x, 4), M.scores("ir", x, 4).roll(1, dims=0))
+    images = torch.randn(3, 4, 16, 8) * 3  # (T, B, N, C) tokens of 4 images on a 4 x 4 grid
+    ir = M.pruned_forward(model, images, [3, 2], "ir", "early_stop")
+    other = M.pruned_forward(model, images, [3, 2], "ir", "early_stop_other_image")
+    assert other.shape == ir.shape and not torch.allclose(other, ir)
+    one = images[:, :1]  # a batch of one image: the other image is itself, the placebo is IR
+    torch.testing.assert_close(M.pruned_forward(model, one, [3, 2], "ir", "early_stop_other_image"),
+                               M.pruned_forward(model, one, [3, 2], "ir", "early_stop"))
+    rows = [{"seed": 0, "criterion": "dense", "mode": "dense", "budget": "dense", "accuracy": 0.80, "sops": 1000.0,
+             "state_unchanged": 1.0}]
+    for criterion, mode, acc in (("ir", "early_stop", 0.79), ("ir", "drop", 0.78), ("random", "early_stop", 0.70),
+                                 ("ir_other_image", "early_stop", 0.72), ("ir", "early_stop_other_image", 0.75)):
+        rows.append({"seed": 0, "criterion": criterion, "mode": mode, "budget": "b48", "accuracy": acc, "sops": 600.0,
+                     "state_unchanged": 1.0})
+    t = pd.DataFrame(rows)
+    own = E.measure(t, "b48", ["b48"])
+    assert own["k2_ir_minus_random"] == pytest.approx([0.09]) and own["k3_early_stop_minus_drop"] == pytest.approx([0.01])
+    pl = E.placebos(t, "b48", ["b48"])
+    assert set(pl) == set(E.PLACEBOS)
+    assert pl["placebo_ir_scores_other_image"]["k2_ir_minus_random"] == pytest.approx([0.02])
+    assert pl["placebo_ir_scores_other_image"]["k1_acc_minus_dense"] == pytest.approx([-0.08])
+    assert pl["placebo_skipped_tokens_other_image"] == {"k3_early_stop_minus_drop": pytest.approx([-0.03])}

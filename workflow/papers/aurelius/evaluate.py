@@ -1,6 +1,6 @@
 """Every run's generated test audio scored by the evaluator (MSR components per pair, FAD-mini against the reference
 test audio), the per-relation components of all runs in one table, each claim's metric measured per seed, for the
-runs, for the negative controls and for the A/A nulls in their place, and claims.yaml judged. The reference audio
+runs, for the negative controls, for the A/A nulls in their place and for the placebo, and claims.yaml judged. The reference audio
 (scored once by the evaluator step) is a run like the others, the same for every seed. The runs are found through
 the plan."""
 from __future__ import annotations
@@ -26,6 +26,8 @@ CONTROLS = {"reference_audio": {"zs": "reference", "ft_3": "reference"},
 # A/A nulls (claims.yaml `nulls: {aa: ...}`): the comparator's runs each puts in the method's runs' place, from another
 # seed.
 AA = {"aa_zs": {"ft_3": "zs"}, "aa_fs": {"ft_1": "fs_1", "ft_3": "fs_3"}, "aa_ft": {"fs_1": "ft_1", "fs_3": "ft_3"}}
+
+PLACEBO_SEED = 5000  # K5's placebo: seed s permutes the relations' difficulty labels with rng(PLACEBO_SEED + s)
 
 
 def measure_seed(t: pd.DataFrame, reference: dict) -> dict[str, float]:
@@ -70,6 +72,25 @@ def aa_nulls(table: pd.DataFrame, reference: dict, measured: dict) -> dict[str, 
             for name, swap in AA.items()}
 
 
+def shuffled_difficulty(table: pd.DataFrame) -> pd.DataFrame:
+    """K5's placebo: the table with each seed's relation labels (group and arity, which make a relation easy or hard)
+    permuted among the relations by a seeded permutation (the same for every run of the seed, another per seed): the
+    same audio, scores and number of hard relations, only which relations are called hard made inert."""
+    out = []
+    for seed, t in table.groupby("seed", sort=True):
+        labels = t.drop_duplicates("name").set_index("name").sort_index()[["group", "arity"]]
+        perm = np.random.default_rng(PLACEBO_SEED + int(seed)).permutation(len(labels))
+        moved = labels.iloc[perm].set_axis(labels.index)
+        out.append(t.assign(group=t.name.map(moved.group), arity=t.name.map(moved.arity)))
+    return pd.concat(out, ignore_index=True)
+
+
+def placebos(table: pd.DataFrame, reference: dict) -> dict[str, dict[str, list[float]]]:
+    """The placebos, measured like the runs (claims.yaml `nulls: {placebo: ...}`; K5's only, the others name runs)."""
+    return {"placebo_shuffled_difficulty": {"k5_easy_minus_hard_rel":
+                                            measure(shuffled_difficulty(table), reference)["k5_easy_minus_hard_rel"]}}
+
+
 def score_runs(plan: dict, evaluator_path: Path, pairs: list[dict], reference_mels: np.ndarray) -> list[dict]:
     """Every run's record: per test pair its MSR components; the run's FAD-mini."""
     evaluator = M.Evaluator.load(evaluator_path)
@@ -105,6 +126,7 @@ def main(argv=None):
     measured = measure(table, reference)
     controls = {name: measure(claims_mod.stand_in(table, "run", swap), reference) for name, swap in CONTROLS.items()}
     controls |= aa_nulls(table, reference, measured)
+    controls |= placebos(table, reference)
     result = claims_mod.check(CLAIMS, measured, args.profile, args.claims, step.log, controls=controls)
     write_text(args.table, table.to_csv(index=False, float_format="%.6g"))
     per_run = {f"{r['run']}_s{r['seed']}_mAMSR": records.summary(r)["mAMSR"] for r in runs}

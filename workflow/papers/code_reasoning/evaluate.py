@@ -1,7 +1,8 @@
 """Every variant's scores of every seed: the accuracy table, each claim's metric per seed for the method, for its
-negative controls and for its A/A nulls, and claims.yaml."""
+negative controls, for its A/A nulls and for its placebos, and claims.yaml."""
 from __future__ import annotations
 
+from itertools import combinations
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,13 @@ AA = {  # claims.yaml `nulls: {aa: ...}`: the comparator each puts in the credit
     "aa_nl": {"py": "nl"},
     "aa_py": {v: "py" for v in ("pseudo", "flowchart", "compressed", "fictional", "py_commmislead")},
 }
+
+# The placebos (claims.yaml `nulls: {placebo: ...}`): K3's and K4's are runs (the credited rendering of another
+# program in its place); K2's and K5's relabel the same runs (seed s draws its labels with rng(PLACEBO_SEED + s)).
+MISMATCHED = {"placebo_mismatched_abstractions": {"pseudo": "pseudo_mismatch", "flowchart": "flowchart_mismatch"},
+              "placebo_mismatched_compressed": {"compressed": "compressed_mismatch"}}
+PLACEBO_SEED = 7000
+REGULAR, IRREGULAR = ("fictional", "py_commmislead"), "py_kwrand"
 
 
 def measure(t: pd.DataFrame) -> dict[str, list[float]]:
@@ -76,6 +84,42 @@ def aa_nulls(t: pd.DataFrame, measured: dict) -> dict[str, dict[str, list[float]
     return {name: measure(table) for name, table in tables.items()}
 
 
+def relabelled(t: pd.DataFrame, pick) -> pd.DataFrame:
+    """t with each seed's variants renamed by `pick(rng) -> {variant: the variant whose place it takes}`."""
+    out = []
+    for seed, g in t.groupby("seed", sort=True):
+        rename = pick(np.random.default_rng(PLACEBO_SEED + int(seed)))
+        out.append(g.assign(variant=g.variant.map(lambda v: rename.get(v, v))))
+    return pd.concat(out, ignore_index=True)
+
+
+def shuffled_structure(rng: np.random.Generator) -> dict[str, str]:
+    """K2's placebo labels: two of the five perturbations, drawn among the pairs that are not the structural ones,
+    called structural, the other three semantic."""
+    perturbed = sorted(STRUCTURAL + SEMANTIC)
+    pairs = [pair for pair in combinations(perturbed, 2) if set(pair) != set(STRUCTURAL)]
+    pair = pairs[int(rng.integers(len(pairs)))]
+    rest = [v for v in perturbed if v not in pair]
+    return dict(zip([*pair, *rest], [*STRUCTURAL, *SEMANTIC]))
+
+
+def shuffled_regularity(rng: np.random.Generator) -> dict[str, str]:
+    """K5's placebo labels: the irregular role (random keywords) given to one of the two regular renderings, drawn,
+    and that rendering's role to random keywords."""
+    regular = REGULAR[int(rng.integers(len(REGULAR)))]
+    return {regular: IRREGULAR, IRREGULAR: regular}
+
+
+def placebos(t: pd.DataFrame) -> dict[str, dict[str, list[float]]]:
+    """The placebos, measured like the method: for K3 and K4 the credited renderings of another program in their
+    place (claims.stand_in); for K2 which perturbations count as structural, and for K5 which rendering counts as
+    irregular, drawn at random per seed on the same scores."""
+    tables = {name: claims_mod.stand_in(t, "variant", rep) for name, rep in MISMATCHED.items()}
+    tables["placebo_shuffled_structure"] = relabelled(t, shuffled_structure)
+    tables["placebo_shuffled_regularity"] = relabelled(t, shuffled_regularity)
+    return {name: measure(table) for name, table in tables.items()}
+
+
 def read_scores(p: dict) -> pd.DataFrame:
     rows = []
     for path in plan.all_scores(p):
@@ -93,7 +137,7 @@ def main(argv=None):
     args, p = step.start(argv)
     t = read_scores(p)
     measured = measure(t)
-    controls = {name: measure(c) for name, c in control_tables(t).items()} | aa_nulls(t, measured)
+    controls = {name: measure(c) for name, c in control_tables(t).items()} | aa_nulls(t, measured) | placebos(t)
     result = claims_mod.check(CLAIMS, measured, args.profile, args.claims, step.log, controls=controls)
     rho = read_json(args.sets)["density"]
     table = t.groupby(["variant", "task"], as_index=False).agg(accuracy=("accuracy", "mean"), sd=("accuracy", "std"),

@@ -7,7 +7,9 @@ base itself, scored without finetuning (the paper's zero-shot row).
 Variants (world.py renders them): nl, py; structural perturbations py_nows, py_kwrand; semantic ones py_varren,
 py_nocomm, py_commswap; low interpretability py_commmislead, fictional; abstractions pseudo, flowchart, nlsteps;
 density compressed; and py_mismatch, the negative control of K1 and K3-K5 (another program's code before this
-program's answer: the code's content removed, its form kept).
+program's answer: the code's content removed, its form kept); pseudo_mismatch, flowchart_mismatch and
+compressed_mismatch, the placebos of K3 and K4 (the credited rendering of another program before this program's
+answer: only the rendering's content made inert, its form kept).
 """
 from __future__ import annotations
 
@@ -34,7 +36,8 @@ def all_scores(plan: dict) -> list[str]:
 NEEDED = {  # variant -> the claims that read it (a plan without it cannot judge them)
     "py": "K0-K5", "nl": "K1", "py_mismatch": "the controls of K1, K3-K5", "py_nows": "K2", "py_kwrand": "K2, K5",
     "py_varren": "K2", "py_nocomm": "K2", "py_commswap": "K2", "pseudo": "K3", "flowchart": "K3", "compressed": "K4",
-    "fictional": "K5", "py_commmislead": "K5"}
+    "fictional": "K5", "py_commmislead": "K5", "pseudo_mismatch": "the placebo of K3",
+    "flowchart_mismatch": "the placebo of K3", "compressed_mismatch": "the placebo of K4"}
 
 
 def check(p: dict) -> None:

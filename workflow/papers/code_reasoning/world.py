@@ -248,6 +248,8 @@ def compressed(p: dict) -> str:
 def render(p: dict, variant: str, rng: np.random.Generator, other: dict | None = None) -> str:
     """The response of `variant` for program p, then the answer. rng draws the per-sample randomness (random
     tokens, wrong numbers); `other` is another program (mismatched comments or code)."""
+    if variant in MISMATCHED:  # a placebo: the credited rendering of another program, this program's answer
+        return f"{render(other, MISMATCHED[variant], rng).rsplit(chr(10) + 'ANSWER: ', 1)[0]}\nANSWER: {run(p)}"
     lines = py_lines(p)
     body = {
         "nl": lambda: nl(p),
@@ -268,9 +270,12 @@ def render(p: dict, variant: str, rng: np.random.Generator, other: dict | None =
     return f"{body}\nANSWER: {run(p)}"
 
 
+# The placebos of K3 and K4: a credited rendering of another program before this program's answer (py_mismatch is
+# the same for py); only the rendering's content, that it is this program's, made inert, its form kept.
+MISMATCHED = {"pseudo_mismatch": "pseudo", "flowchart_mismatch": "flowchart", "compressed_mismatch": "compressed"}
 VARIANTS = ("nl", "py", "py_nows", "py_kwrand", "py_varren", "py_nocomm", "py_commswap", "py_commmislead",
-            "fictional", "pseudo", "flowchart", "nlsteps", "compressed", "py_mismatch")
-NEEDS_OTHER = ("py_commswap", "py_mismatch")
+            "fictional", "pseudo", "flowchart", "nlsteps", "compressed", "py_mismatch", *MISMATCHED)
+NEEDS_OTHER = ("py_commswap", "py_mismatch", *MISMATCHED)
 
 
 def py_executes(p: dict) -> bool:

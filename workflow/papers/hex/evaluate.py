@@ -1,5 +1,6 @@
 """Collect every seed's decodes, vote (HEX, self-consistency, lowest NLL, scaling curves), measure each claim's
-metric per seed for the method, for its negative controls and for its A/A nulls, and judge claims.yaml."""
+metric per seed for the method, for its negative controls, for its A/A nulls and for K4's placebo, and judge
+claims.yaml."""
 from __future__ import annotations
 
 from collections import Counter
@@ -15,6 +16,7 @@ from workflow.core.step import Step
 from . import plan
 
 CLAIMS = Path(__file__).with_name("claims.yaml")
+PLACEBO_SEED = 9000  # K4's placebo: model seed s draws its random picks with rng(PLACEBO_SEED + s)
 
 
 def vote(answers: list) -> tuple[int | None, bool]:
@@ -51,6 +53,16 @@ def lowest_nll_accuracy(answers: np.ndarray, nll: np.ndarray, truth: np.ndarray)
     for j in range(answers.shape[1]):
         answered = [i for i in range(answers.shape[0]) if answers[i, j] is not None]
         picks.append(answers[min(answered, key=lambda i: nll[i, j]), j] if answered else None)
+    return float(np.mean([a == t for a, t in zip(picks, truth)]))
+
+
+def random_pick_accuracy(answers: np.ndarray, truth: np.ndarray, rng: np.random.Generator) -> float:
+    """Accuracy of picking, per problem, one answered path at random (none answered: wrong): the vote with its
+    consensus made inert, among the same candidates as the lowest-NLL pick."""
+    picks = []
+    for j in range(answers.shape[1]):
+        answered = [i for i in range(answers.shape[0]) if answers[i, j] is not None]
+        picks.append(answers[answered[int(rng.integers(len(answered)))], j] if answered else None)
     return float(np.mean([a == t for a, t in zip(picks, truth)]))
 
 
@@ -189,6 +201,18 @@ def aa_nulls(t: pd.DataFrame, decode: dict, measured: dict) -> dict[str, dict[st
             "aa_nll_pick": {"k4_vote_minus_nll": [b - a for a, b in zip(pick, pick[1:] + pick[:1])]}}
 
 
+def placebos(t: pd.DataFrame, decode: dict) -> dict[str, dict[str, list[float]]]:
+    """K4's placebo, measured like the method on the paper arm's same candidates: the majority vote replaced by a
+    random pick among the answered paths (the consensus made inert), minus the lowest-NLL pick, per model seed."""
+    out = []
+    names = [d for d, _, _ in plan.arm_paths(decode["arms"]["paper"], "paper")]
+    for seed, g in t[t.split.eq("test")].groupby("seed", sort=True):
+        answers, nll, truth = answers_by_path(g, names)
+        rng = np.random.default_rng(PLACEBO_SEED + int(seed))
+        out.append(random_pick_accuracy(answers, truth, rng) - lowest_nll_accuracy(answers, nll, truth))
+    return {"placebo_random_pick": {"k4_vote_minus_nll": out}}
+
+
 def main(argv=None):
     step = Step("hex", "evaluate", __doc__)
     step.parser.add_argument("--main", type=Path, required=True)
@@ -200,6 +224,7 @@ def main(argv=None):
     table["answer"] = table.answer.astype("Int64")
     measured, curves = measure(table, p)
     controls = {name: measure(t, p)[0] for name, t in control_tables(table, p).items()} | aa_nulls(table, p, measured)
+    controls |= placebos(table, p)
     result = claims_mod.check(CLAIMS, measured, args.profile, args.claims, step.log, controls=controls)
     write_text(args.main, main_table(measured, sorted(table.seed.unique())).to_csv(index=False, float_format="%.6g"))
     write_text(args.table, decoder_table(table[table.split.eq("test")]).to_csv(index=False, float_format="%.6g"))

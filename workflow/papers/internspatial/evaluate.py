@@ -18,7 +18,7 @@ from . import qa, records
 CLAIMS = Path(__file__).with_name("claims.yaml")
 # Negative controls (claims.yaml `controls:`): the run each one puts in M2's place.
 CONTROLS = {"shuffled_spatial": {"m2": "m2_shuffled"}, "wrong_cues": {"m2": "m2_wrongcue"},
-            "no_general": {"m2": "m2_nogeneral"}}
+            "no_general": {"m2": "m2_nogeneral"}, "placebo_shuffled_general": {"m2": "m2_shuffledgeneral"}}
 # A/A nulls (claims.yaml `nulls: {aa: ...}`): the comparator each puts in M2's place, from another seed.
 AA = {"aa_m0": {"m2": "m0"}, "aa_m1": {"m2": "m1"}}
 UNIT = ["set", "format", "category"]  # what names a unit of the scores table besides its regime and seed

@@ -26,6 +26,8 @@ Controls:
     m2_shuffled   as m2, the spatial answers permuted among the items of each category (spatial labels broken)
     m2_wrongcue   as m2, the box and mark cues (text and image) pointing at another visible object
     m2_nogeneral  as m2 without the general QA
+    m2_shuffledgeneral  as m2, the general answers permuted among the kept general items of each question type
+                  (colour, shape): the placebo of K4, the retention data made inert, its items and priors kept
 """
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ from torch.nn import functional as F
 
 from . import qa
 
-REGIMES = ("m0", "m1", "m2", "m2_shuffled", "m2_wrongcue", "m2_nogeneral")
+REGIMES = ("m0", "m1", "m2", "m2_shuffled", "m2_wrongcue", "m2_nogeneral", "m2_shuffledgeneral")
 SPECIAL = ("<pad>", "<unk>", "<ref>", "</ref>", "<box>", "</box>", "?", ",", "mark1", "mark2", "mark3")
 MAX_TOKENS = 32
 
@@ -131,6 +133,13 @@ def training_set(data: Data, regime: str, rng: np.random.Generator) -> list[tupl
     if regime == "m0":
         return [(it, "nl+raw", None) for it in general]
     kept = [] if regime == "m2_nogeneral" else [general[i] for i in rng.permutation(len(general))[:len(general) // 2]]
+    if regime == "m2_shuffledgeneral":  # m2's kept items, their answers permuted per question type by a generator
+        kept = [dict(it) for it in kept]  # of their own, so that rng (formats, batches) runs on exactly as for m2
+        own = rng.spawn(1)[0]  # a child generator: rng's own state is not advanced
+        for kind in ("what colour", "what shape"):
+            group = [it for it in kept if it["question"].startswith(kind)]
+            for it, a in zip(group, own.permutation([it["answer"] for it in group])):
+                it["answer"] = str(a)
     if regime == "m2_shuffled":
         spatial = [dict(it) for it in spatial]
         for cat in sorted({it["category"] for it in spatial}):  # sorted: a set's order changes between runs

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 OUT = "results/internspatial"
 REGIMES = ("m0", "m1", "m2")  # the paper's base, spatial-raw and spatial models (methods.REGIMES adds the controls)
-CONTROLS = ("m2_shuffled", "m2_wrongcue", "m2_nogeneral")
+CONTROLS = ("m2_shuffled", "m2_wrongcue", "m2_nogeneral", "m2_shuffledgeneral")  # the last: the placebo of K4
 
 
 def runs(plan: dict) -> list[tuple[str, int]]:

@@ -1,5 +1,5 @@
 """Collect every seed's decodes and timings, measure each claim's metric per seed for ReFusion, for its negative
-controls and for its A/A nulls, and judge claims.yaml."""
+controls (which are also the placebos of K1-K4) and for its A/A nulls, and judge claims.yaml."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -39,7 +39,7 @@ def measure(decodes: pd.DataFrame, speed: pd.DataFrame) -> dict[str, list[float]
         totals = g.groupby("decoder")[["generated", "forwards", "queries"]].sum()
         qte = totals.queries / totals.generated
         tpf = totals.generated / totals.forwards
-        s = speed[speed.seed.eq(seed)].groupby("decoder")[["generated", "seconds"]].sum()
+        s = speed[speed.seed.eq(seed)].groupby("decoder")[["generated", "seconds"]].sum(min_count=1)  # NaN: not timed
         tps = s.generated / s.seconds
         add("k0_arm_acc_chain", acc["arm", "chain"])
         add("k0_arm_acc_listop", acc["arm", "listop"])
@@ -62,7 +62,8 @@ def measure(decodes: pd.DataFrame, speed: pd.DataFrame) -> dict[str, list[float]
 
 def with_control(decodes: pd.DataFrame, speed: pd.DataFrame, replace: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The control's rows in ReFusion's place, in both tables (the no-cache control has speed rows only: its tokens and
-    counts are ReFusion's own except the queries, which re-feed the prefix; its accuracy rows stay ReFusion's)."""
+    counts are ReFusion's own except the queries, which re-feed the prefix; its accuracy rows stay ReFusion's). A
+    control that was not timed has no time: ReFusion's seconds become NaN rather than stand for the control's."""
     swap = {k: v for k, v in replace.items() if v in set(decodes.decoder)}
     speed_swap = {k: v for k, v in replace.items() if v in set(speed.decoder)}
     decodes = claims_mod.stand_in(decodes, "decoder", swap) if swap else decodes
@@ -70,7 +71,9 @@ def with_control(decodes: pd.DataFrame, speed: pd.DataFrame, replace: dict) -> t
         decodes = decodes.copy()
         rows = decodes.decoder.eq("refusion")
         decodes.loc[rows, "queries"] = decodes.loc[rows, "queries_no_cache"]
-    return decodes, claims_mod.stand_in(speed, "decoder", speed_swap) if speed_swap else speed
+    if speed_swap:
+        return decodes, claims_mod.stand_in(speed, "decoder", speed_swap)
+    return decodes, speed.assign(seconds=speed.seconds.where(~speed.decoder.isin(list(replace)), float("nan")))
 
 
 def aa_nulls(decodes: pd.DataFrame, speed: pd.DataFrame, measured: dict) -> dict[str, dict[str, list[float]]]:

@@ -1,6 +1,6 @@
 """Collect every (image set, seed, tokenizer) run and the frozen networks' summaries into one table, measure each
 claim's metric per seed (TexturedDigits-16 for the judged claims, Fashion-16 shown as info), for SGHC, for its
-negative controls and for its A/A nulls in SGHC's place, and judge claims.yaml. The runs are found through the
+negative controls and placebos and for its A/A nulls in SGHC's place, and judge claims.yaml. The runs are found through the
 paper's plan."""
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from . import records
 
 CLAIMS = Path(__file__).with_name("claims.yaml")
 # Negative controls (claims.yaml `controls:`): the run each one puts in SGHC's place.
-CONTROLS = {"random_routing": {"sghc": "random"}, "no_pixel_codes": {"sghc": "semonly"}}
+CONTROLS = {"random_routing": {"sghc": "random"}, "no_pixel_codes": {"sghc": "semonly"},
+            "placebo_coupled_training": {"sghc": "coupled"}}  # the last: K3's placebo
 # A/A nulls (claims.yaml `nulls: {aa: ...}`): the comparator each puts in SGHC's place, from another seed (aa_joint:
 # the joint-loss tokenizer at the middle lambda of the sweep, added by aa_nulls).
 AA = {"aa_semonly": {"sghc": "semonly"}, "aa_pixel": {"sghc": "pixel"}, "aa_flat": {"sghc": "flat"}}

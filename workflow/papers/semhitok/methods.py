@@ -13,6 +13,9 @@
     semonly  the semantic code alone, a decoder trained on it (B2)
     joint    one flat K*m codebook trained with the pixel loss + lambda * a teacher-feature head (B3, VILA-U-like)
     random   SGHC routed by a random sub-codebook per patch instead of the semantic code (negative control)
+    coupled  SGHC trained in one stage (K3's placebo): its own semantic codebook, fresh, learned with the pixel
+             sub-codebooks (the stage-1 loss added to the pixel loss, the pixel loss reaching the semantic encoder
+             through the straight-through codes) instead of stage 1's frozen one: only the decoupling made inert
 - Probe (the LLaVA stand-in): the frozen tokenizer's 16 token ids through a fresh embedding table, one transformer
   layer (2 heads), mean pool, heads for the class and two yes/no questions; the continuous teacher features give
   the upper bound.
@@ -26,7 +29,7 @@ from torch.nn import functional as F
 
 from workflow.lib.vq import VectorQuantizer, decoder, encoder, grid_rows, rows_grid
 
-KINDS = ("sghc", "flat", "pixel", "semonly", "joint", "random")
+KINDS = ("sghc", "flat", "pixel", "semonly", "joint", "random", "coupled")
 FEAT = 32   # teacher feature width (spec)
 D_SEM = 16  # semantic code width (spec)
 D_PIX = 8   # SGHC's pixel code width (spec); the decoder sees [projected semantic code ; pixel code] = 16
@@ -150,16 +153,20 @@ class Tokenizer(nn.Module):
         self.sem, self.teacher = sem, teacher  # frozen: not in the optimiser, never in train mode
         for frozen in (sem, teacher):
             frozen.requires_grad_(False)
-        routed = kind in ("sghc", "flat", "random")
-        pixel_dim = {"sghc": D_PIX, "flat": D_PIX, "random": D_PIX, "pixel": 16, "joint": 16, "semonly": 0}[kind]
+        if kind == "coupled":  # its own semantic codebook, trained with the rest (not stage 1's)
+            self.sem = SemanticVQ(n_sem, restart_every)
+        routed = kind in ("sghc", "flat", "random", "coupled")
+        pixel_dim = {"sghc": D_PIX, "flat": D_PIX, "random": D_PIX, "coupled": D_PIX, "pixel": 16, "joint": 16,
+                     "semonly": 0}[kind]
         self.enc = encoder(3, pixel_dim) if pixel_dim else None
-        if kind in ("sghc", "random"):
+        if kind in ("sghc", "random", "coupled"):
             self.vq = VectorQuantizer(n_sem * m, D_PIX, groups=n_sem, restart_every=restart_every)
         elif kind == "flat":
             self.vq = VectorQuantizer(m, D_PIX, restart_every=restart_every)
         elif kind in ("pixel", "joint"):
             self.vq = VectorQuantizer(n_sem * m, 16, restart_every=restart_every)
-        self.proj = nn.Linear(D_SEM, 16 - D_PIX if routed else 16) if kind in ("sghc", "flat", "random", "semonly") else None
+        self.proj = nn.Linear(D_SEM, 16 - D_PIX if routed else 16) if kind in ("sghc", "flat", "random", "semonly",
+                                                                             "coupled") else None
         self.dec = decoder(16, 3)
         self.head = (nn.Sequential(nn.Conv2d(16, 32, 1), nn.GELU(), nn.Conv2d(32, FEAT, 1)) if kind == "joint"
                      else None)
@@ -170,7 +177,8 @@ class Tokenizer(nn.Module):
 
     def train(self, mode: bool = True):
         super().train(mode)
-        self.sem.eval()
+        if self.kind != "coupled":  # the coupled placebo trains its semantic codebook
+            self.sem.eval()
         self.teacher.eval()
         return self
 
@@ -189,18 +197,25 @@ class Tokenizer(nn.Module):
         if feats is None:
             with torch.no_grad():
                 feats = self.teacher.features(x)
-        k = self.semantic_codes(x, feats)
         parts = []
-        if self.proj is not None:
+        if self.kind == "coupled":  # stage 1's loss in the same step, the pixel loss reaching the semantic encoder
+            h, w = feats.shape[2:]  # through the straight-through semantic codes (equal to codes[k] in value)
+            q_sem, k, commit = self.sem.vq(grid_rows(self.sem.enc(feats)))
+            aux = aux + feature_loss(self.sem.dec(rows_grid(q_sem, b, h, w)), feats) + commit
+            parts.append(self.proj(q_sem))
+        else:
+            k = self.semantic_codes(x, feats)
+        if self.proj is not None and self.kind != "coupled":
             parts.append(self.proj(self.sem.vq.codes[k]))
         if self.enc is not None:
             z = self.enc(x)
-            group = route if self.kind == "random" else k if self.kind == "sghc" else None
-            q, j, aux = self.vq(grid_rows(z), group)
+            group = route if self.kind == "random" else k if self.kind in ("sghc", "coupled") else None
+            q, j, commit = self.vq(grid_rows(z), group)
+            aux = aux + commit  # (the coupled placebo's semantic loss kept)
             parts.append(q)
         rows = torch.cat(parts, 1)
         code = rows_grid(rows, b, 4, 4)
-        if self.kind in ("sghc", "random"):
+        if self.kind in ("sghc", "random", "coupled"):
             tokens = j                       # k * m + (index inside the sub-codebook): the unified id
         elif self.kind == "flat":
             tokens = k * self.m + j

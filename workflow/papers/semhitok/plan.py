@@ -8,7 +8,7 @@ from __future__ import annotations
 from workflow.lib.images import fashion_paths
 
 OUT = "results/semhitok"
-KINDS = ("sghc", "flat", "pixel", "semonly", "joint", "random")  # methods.KINDS (not imported: no torch here)
+KINDS = ("sghc", "flat", "pixel", "semonly", "joint", "random", "coupled")  # methods.KINDS (not imported: no torch here)
 
 
 def variants(plan: dict) -> list[str]:
@@ -19,7 +19,8 @@ def kind_of(variant: str) -> tuple[str, float]:
     """('joint', 0.3) for 'joint_0.3'; (kind, 0.0) for the other variants."""
     kind, _, lam = variant.partition("_")
     if kind not in KINDS or (kind == "joint") != bool(lam):
-        raise ValueError(f"unknown tokenizer variant {variant!r}: one of {', '.join(KINDS[:4])}, random, joint_<lambda>")
+        raise ValueError(f"unknown tokenizer variant {variant!r}: one of {', '.join(KINDS[:4])}, random, coupled, "
+                         "joint_<lambda>")
     return kind, float(lam or 0.0)
 
 
@@ -69,11 +70,11 @@ def check(p: dict) -> None:
     """What the schema cannot say: the claims compare SGHC with every baseline, on the same seeds."""
     from workflow.core.params import ParamsError
 
-    needed = {"sghc", "flat", "pixel", "semonly", "random"}
+    needed = {"sghc", "flat", "pixel", "semonly", "random", "coupled"}
     missing = sorted(needed - set(p["plan"]["variants"]))
     if missing:
-        raise ParamsError(f"semhitok.plan.variants lacks {missing}: every claim compares SGHC with these. "
-                          "Fix: list all of sghc, flat, pixel, semonly, random.")
+        raise ParamsError(f"semhitok.plan.variants lacks {missing}: every claim compares SGHC with these (coupled: "
+                          "K3's placebo). Fix: list all of sghc, flat, pixel, semonly, random, coupled.")
     unseeded = [ds for ds in p["plan"]["datasets"] if not p["plan"]["seeds"].get(ds)]
     if unseeded:
         raise ParamsError(f"semhitok.plan.seeds gives no seeds for {unseeded}. Fix: add e.g. `{unseeded[0]}: [0]`.")

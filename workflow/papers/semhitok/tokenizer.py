@@ -1,7 +1,7 @@
 """One tokenizer of one (image set, seed): trained on the training images with the frozen networks of `nets`, then
 judged on the test images: PSNR, SSIM, rFD (evaluator features), code usage, and the understanding probe on its
-token ids (epoch chosen on the validation images). Variants: sghc, flat, pixel, semonly, random (the control) and
-joint_<lambda>."""
+token ids (epoch chosen on the validation images). Variants: sghc, flat, pixel, semonly, random (the control),
+coupled (K3's placebo) and joint_<lambda>."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,6 +1,7 @@
 """Collect every seed's pruning sweep, measure each claim's metric per unit (a seed, or a seed x budget), for IR and
 for its negative control (the inverted IR ranking in IR's place) and its A/A nulls (each claim's comparator of another
-seed in IR's place), and judge claims.yaml."""
+seed in IR's place) and placebos (IR with only its credited ingredient made inert, in IR's place), and judge
+claims.yaml."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,6 +16,11 @@ from . import plan
 
 CLAIMS = Path(__file__).with_name("claims.yaml")
 CONTROLS = {"inverted_ranking": {"ir": "ir_inverted"}}  # claims.yaml `controls:`: the criterion each stands in for
+# placebo -> (column, {what it stands in for: its rows}, the claim metrics it gives): the credited ingredient inert
+PLACEBOS = {"placebo_ir_scores_other_image": ("criterion", {"ir": "ir_other_image"},
+                                              ["k1_acc_minus_dense", "k1_sops_ratio_to_dense", "k2_ir_minus_random"]),
+            "placebo_skipped_tokens_other_image": ("mode", {"early_stop": "early_stop_other_image"},
+                                                   ["k3_early_stop_minus_drop"])}
 AA = {"aa_dense": ["k1_acc_minus_dense", "k1_sops_ratio_to_dense"], "aa_random": ["k2_ir_minus_random"],
       "aa_ir_drop": ["k3_early_stop_minus_drop"]}  # A/A null -> the claim metrics it gives (see aa_nulls)
 
@@ -71,6 +77,18 @@ def aa_nulls(t: pd.DataFrame, main_budget: str, low_budgets: list[str]) -> dict[
     return out
 
 
+def placebos(t: pd.DataFrame, main_budget: str, low_budgets: list[str]) -> dict[str, dict[str, list[float]]]:
+    """The placebos, measured by `measure` with the placebo's rows (same seed, same frozen model, same budgets) in the
+    method's place: K1's and K2's, IR's score map of another image (the IR criterion made inert) in place of IR; K3's,
+    early stopping whose skipped tokens carry another image's state (the information early stopping keeps made
+    inert) in place of early stopping (rows of IR only: the other criteria have no such mode)."""
+    out = {}
+    for name, (column, replace, metrics) in PLACEBOS.items():
+        m = measure(claims_mod.stand_in(t, column, replace), main_budget, low_budgets)
+        out[name] = {metric: m.get(metric, []) for metric in metrics}
+    return out
+
+
 def main(argv=None):
     step = Step("tp_spikformer", "evaluate", __doc__)
     step.parser.add_argument("--table", type=Path, required=True)
@@ -81,6 +99,7 @@ def main(argv=None):
     measured = measure(table, p["main_budget"], low)
     controls = {name: measure(claims_mod.stand_in(table, "criterion", rep), p["main_budget"], low) for name, rep in CONTROLS.items()}
     controls |= aa_nulls(table, p["main_budget"], low)
+    controls |= placebos(table, p["main_budget"], low)
     result = claims_mod.check(CLAIMS, measured, args.profile, args.claims, step.log, controls=controls)
     write_text(args.table, table.to_csv(index=False, float_format="%.6g"))
     step.finish(metrics=claims_mod.as_metrics(result), artifacts=[args.table, args.claims],

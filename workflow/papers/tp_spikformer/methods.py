@@ -18,6 +18,11 @@ later blocks and the pooling see only the kept tokens). Criteria, scored on the 
              official kernel sums over all channels)
   temporal   s^T only;  spatial  s^S only;  magnitude  the token's L1 norm;  random  seeded random scores
   ir_inverted  -(s^T + s^S): the negative control, IR's ranking turned upside down
+  ir_other_image  IR's score map of the next image in the batch (the batch rolled by one): the placebo of K1 and K2,
+             the IR criterion made inert (its scores no longer of this image) with their spatial pattern kept
+Mode `early_stop_other_image` (the placebo of K3): early stopping, but the tokens that skip a block carry the state of
+the same positions of the next image in the batch: the tokens early stopping keeps are there (in later blocks' scores
+and the pooling) but the information they keep is not this image's.
 """
 from __future__ import annotations
 
@@ -27,8 +32,8 @@ from torch import nn
 
 from workflow.lib.spiking import LIF, TimeDistributed
 
-CRITERIA = ("ir", "temporal", "spatial", "magnitude", "random", "ir_inverted")
-MODES = ("early_stop", "drop")
+CRITERIA = ("ir", "temporal", "spatial", "magnitude", "random", "ir_inverted", "ir_other_image")
+MODES = ("early_stop", "drop", "early_stop_other_image")
 
 
 def lif(v_th: float = 1.0) -> LIF:
@@ -130,6 +135,8 @@ def scores(criterion: str, x: torch.Tensor, side: int, generator: torch.Generato
         return temporal_score(x) + spatial_score(x, side)
     if criterion == "ir_inverted":  # the negative control: the same scores, the least informative tokens kept
         return -(temporal_score(x) + spatial_score(x, side))
+    if criterion == "ir_other_image":  # the placebo: IR's scores of the next image of the batch (rolled by one)
+        return (temporal_score(x) + spatial_score(x, side)).roll(1, dims=0)
     if criterion == "temporal":
         return temporal_score(x)
     if criterion == "spatial":
@@ -154,7 +161,8 @@ def scatter(x: torch.Tensor, idx: torch.Tensor, values: torch.Tensor) -> torch.T
 def pruned_forward(model: SpikingTransformer, images: torch.Tensor, keep: list[int], criterion: str, mode: str,
                    generator: torch.Generator | None = None) -> torch.Tensor:
     """Logits with block l run on the top keep[l]^2 tokens by `criterion` only. early_stop: the others pass the block
-    unchanged and stay for later blocks and the pooling; drop: they are gone for the rest of the network."""
+    unchanged and stay for later blocks and the pooling; drop: they are gone for the rest of the network;
+    early_stop_other_image: they stay, but with the state of the next image of the batch (rolled by one)."""
     if mode not in MODES:
         raise ValueError(f"unknown pruning mode {mode!r}; known: {MODES}")
     x, side = model.tokens(images)
@@ -164,7 +172,8 @@ def pruned_forward(model: SpikingTransformer, images: torch.Tensor, keep: list[i
         if mode == "drop":
             s = s.masked_fill(~alive, float("-inf"))
         idx = s.topk(min(k * k, int(alive.sum(1).min())), dim=1).indices
-        x = scatter(x, idx, block(gather(x, idx)))
+        skipped = x.roll(1, dims=1) if mode == "early_stop_other_image" else x  # the placebo: not this image's
+        x = scatter(skipped, idx, block(gather(x, idx)))
         if mode == "drop":
             alive = torch.zeros_like(alive).scatter(1, idx, True)
     return model.classify(x, alive if mode == "drop" else None)

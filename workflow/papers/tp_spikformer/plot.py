@@ -1,6 +1,6 @@
 """Figures: the main table (accuracy, SOPs, energy and time per image at each budget, dense first), Fig. A accuracy
 against the fraction of token-blocks processed (dense point; IR, random, IR-drop, magnitude, the ablations and the
-inverted control), Fig. B accuracy against SOPs per image."""
+inverted control, the placebos), Fig. B accuracy against SOPs per image."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,7 +12,9 @@ from workflow.core.step import Step
 
 
 def label(t: pd.DataFrame) -> pd.Series:
-    return t.criterion.where(t["mode"].ne("drop"), t.criterion + "_drop")
+    """criterion, with its mode when not early stopping: ir_drop; ir_skip_other_image (K3's placebo)."""
+    suffix = t["mode"].map({"drop": "_drop", "early_stop_other_image": "_skip_other_image"}).fillna("")
+    return t.criterion + suffix
 
 
 def fig_table(t: pd.DataFrame):
