@@ -27,7 +27,7 @@ from workflow.core.step import Step
 from . import plan
 
 CLAIMS = Path(__file__).with_name("claims.yaml")
-GATE = 0.999      # spec C2/C3: a teacher counts when its held-out NSP string accuracy is >= 99.9 %
+GATE = plan.GATE  # spec C2/C3: a teacher counts when its held-out NSP string accuracy is >= 99.9 %
 C4_FACTOR = 3     # spec C4: classic L* needs >= 3x the samples of L*_nsp to reach the target
 # the columns of L*_nsp that a control's run replaces (as_learner), per table
 EXACT_COLS = ("nsp_n_states", "nsp_equivalent", "nsp_converged", "nsp_samples_to_last_cex")

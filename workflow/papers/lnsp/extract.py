@@ -11,7 +11,7 @@ from workflow.core.io import load_state, read_json, write_json
 from workflow.core.step import Step, seed_everything
 
 from . import methods, plan, teachers
-from .evaluate import GATE
+from .plan import GATE
 
 KEYS = ("n_states", "target_states", "equivalent", "same_size", "converged", "n_mq", "n_gen", "n_samples",
         "samples_to_last_cex", "rounds", "time_s", "hyp_sizes", "distinguishing_word")
