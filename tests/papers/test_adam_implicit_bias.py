@@ -451,10 +451,15 @@ def _final_table(adam_rinf=(0.75, 0.8, 0.9, 0.99)):
         rows.append(dict(dataset="gr0", algorithm=f"{tag}_adam", rinf=rinf, r2=0.98 - 0.02 * b, cos_w2=0.999 - 0.01 * b))
         rows.append(dict(dataset="gr0", algorithm=f"{tag}_signum", rinf=0.99 + 0.001 * (b % 2), r2=0.9, cos_w2=0.95))
         rows.append(dict(dataset="gr0", algorithm=f"{tag}_gd", rinf=0.7, r2=0.9 + 0.01 * b, cos_w2=0.99))
+        rows.append(dict(dataset="gr0", algorithm=f"{tag}_signum_rot", rinf=0.8, r2=0.95, cos_w2=0.96))
     rows.append(dict(dataset="gr0", algorithm="inc_adam_b99", rinf=0.7, r2=0.98, cos_w2=0.999))
+    rows.append(dict(dataset="gr0", algorithm="inc_adam_fullv", rinf=0.97, r2=0.9, cos_w2=0.9))
+    rows.append(dict(dataset="gr0", algorithm="det_adam_psv", rinf=0.76, r2=0.98, cos_w2=0.999))
     for algo, fp, c2, ci in (("adam_proxy", 0.999, 0.9, 0.9), ("inc_adam_b99", 0.995, 0.95, 0.9),
                              ("inc_adam", 0.99, 0.94, 0.92), ("inc_adam_b9999", 0.97, 0.9, 0.9),
-                             ("det_adam", 0.95, 0.9, 0.995)):
+                             ("det_adam", 0.95, 0.9, 0.995), ("adam_proxy_fullv", 0.96, 0.9, 0.999),
+                             ("inc_adam_b99_fullv", 0.96, 0.9, 0.99), ("inc_adam_fullv", 0.96, 0.9, 0.99),
+                             ("det_adam_psv", 0.99, 0.94, 0.92)):
         rows.append(dict(dataset="gauss0", algorithm=algo, cos_wfp=fp, cos_w2=c2, cos_winf=ci))
     t = pd.DataFrame(rows)
     t.insert(1, "family", t["dataset"].str.rstrip("0123456789"))
@@ -471,7 +476,12 @@ def test_measure_trend_and_controls_from_a_hand_made_table():
     assert got["c3_signum_min_rinf"] == [0.99] and "c5_signum_min_rinf" not in got
     assert np.allclose(got["c4_fp_lead_inc_adam"], [0.99 - 0.92])
     ctrl = measure_controls(_final_table())
-    assert set(ctrl) == set(CONTROLS) | set(NULLS)
+    assert set(ctrl) == set(CONTROLS) | set(NULLS) | {"placebo_batch_shuffled"}
+    regime = ctrl["placebo_second_moment_regime"]  # the placebos' runs in the methods' places, nothing else
+    assert regime["c1_rinf_inc_adam"] == [0.97] and regime["c4_cos_winf_det_adam"] == [0.92]
+    assert regime["c4_cos_wfp_proxy"] == [0.96] and np.allclose(regime["c4_fp_lead_inc_adam"], [0.06])
+    assert np.allclose(ctrl["placebo_full_batch_second_moment"]["c2_rinf_gap_det_minus_inc"], [0.76 - 0.75])
+    assert ctrl["placebo_sign_basis"]["c3_signum_min_rinf"] == [0.8]
     swapped = ctrl["batch_regime_swapped"]
     assert swapped["c1_rinf_inc_adam"] == [0.99] and swapped["c2_rinf_det_adam"] == [0.75]
     assert np.allclose(swapped["c2_rinf_gap_det_minus_inc"], [-0.24])  # not 0: both slots are swapped
@@ -516,3 +526,33 @@ def test_a_flat_batch_curve_fails_c5():
     moving = _final_table()
     res = {c["id"]: c for c in claims_mod.evaluate(spec, measure(moving), "smoke", measure_controls(moving))["claims"]}
     assert res["C5"]["verdict"] == "pass" and res["C5"]["control"]["verdict"] == "fail"
+
+
+def test_the_batch_shuffled_placebo_permutes_the_sweep_and_nothing_else():
+    """C5's placebo: each GR set's four Adam sweep runs relabelled by a seeded non-identity permutation; the same
+    runs (the multiset of values) and every other row kept; reproducible."""
+    from workflow.papers.adam_implicit_bias.evaluate import BATCH_SWEEP, batch_shuffled
+
+    t = _final_table()
+    a, b = batch_shuffled(t), batch_shuffled(t)
+    assert a.equals(b) and len(a) == len(t)
+    sweep = lambda f: f[f.algorithm.isin(BATCH_SWEEP["adam"]) & (f.dataset == "gr0")].set_index("algorithm").loc[BATCH_SWEEP["adam"], "rinf"]  # noqa: E731
+    assert sorted(sweep(a)) == sorted(sweep(t)) and list(sweep(a)) != list(sweep(t))
+    rest = lambda f: f[~f.algorithm.isin(BATCH_SWEEP["adam"])].reset_index(drop=True)  # noqa: E731
+    assert rest(a).equals(rest(t))
+
+
+def test_the_second_moment_placebos_are_the_other_regime_exactly_at_the_ends():
+    """precond = per_sample at b = 1 is Adam itself, precond = full at b = N is Det-Adam itself; the placebos differ."""
+    from workflow.papers.adam_implicit_bias import methods
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(6, 3)) * [1.0, 2.0, 0.5]
+    y = np.sign(X @ [1.0, 0.5, -0.3])
+    run = lambda **k: methods.train(X, y, "adam", 300, **k)["w"][-1]  # noqa: E731
+    assert np.allclose(run(batch=1, precond="per_sample"), run(batch=1))
+    assert np.allclose(run(batch=6, precond="full"), run(batch=6))
+    assert not np.allclose(run(batch=1, precond="full"), run(batch=1))
+    assert not np.allclose(run(batch=6, precond="per_sample"), run(batch=6))
+    with pytest.raises(ValueError):
+        methods.train(X, y, "signum", 10, precond="full")

@@ -417,7 +417,10 @@ def _fake_cells(datasets, seeds, rng):
                                        "dp_drop_matches_condition"],
                     "fact_frontier": ["max_excess_over_ours_eod", "max_excess_over_ours_dp", "points_above_fact"],
                     "shared_bias": ["ours_minus_eqodds", "ours_minus_gstar"],
-                    "lemma2_without_eod": ["abs_gap_to_constant"]}
+                    "lemma2_without_eod": ["abs_gap_to_constant"],
+                    "placebo_group_caps": ["min_gap_fact_eod", "min_gap_factgstar_eod", "max_gap_fact_eod_eps01",
+                                           "max_gap_factgstar_eod_eps01", "max_excess_over_ours_eod",
+                                           "max_excess_over_ours_dp", "points_above_fact"]}
             ctrl |= {name: list(columns) for name, columns in E.AA.items()}
             row |= {f"{name}{E.SEP}{c}": float(rng.normal()) for name, cs in ctrl.items() for c in cs}
             rows.append(row)
@@ -455,7 +458,7 @@ def test_control_values_come_from_the_same_functions():
                         "ours_at_eod": [0.86] * 5, "ours_at_dp": [0.86] * 5, "fact_at_eod": [0.82] * 5,
                         "fact_at_dp": [0.84] * 5, "factgstar_at_eod": [0.85] * 5, "factgstar_at_dp": [0.85] * 5})
     summ = {"const_acc": 0.76, "lemma2_acc": 0.76, "lemma2_acc_without_eod": 0.8,
-            "shuffled_group": {"dp_drop_condition": False}}
+            "shuffled_group": {"dp_drop_condition": False}, "dp_drop_condition": False}
     fr = pd.DataFrame([{"frontier": f, "notion": n, "eps": e, "acc": 0.8}
                        for f in ("ours", "fact", "factgstar") for n in ("eod", "dp") for e in (0.0, 0.1, 0.3, 1.0)])
     out = E.control_metrics(fr, pts, summ)
@@ -465,6 +468,16 @@ def test_control_values_come_from_the_same_functions():
     assert E.method_metrics(pts, 0.76)["ours_minus_eqodds"] == pytest.approx(0.84 - 0.83)
     assert out["lemma2_without_eod__abs_gap_to_constant"] == pytest.approx(0.04)
     assert out["shuffled_group__dp_drop_matches_condition"] == 1.0 and out["shuffled_group__eod_rise_0_to_03"] == 0.0
+    assert not any(k.startswith("placebo_group_caps") for k in out)  # no group-blind rows, no frontier: not measured
+    # the placebo: the group-blind MS frontier (control file) in ours' place, the old frontiers of the cell kept, and
+    # the points placed against the group-blind frontier
+    blind = fr[fr.frontier == "ours"].assign(frontier=E.GROUP_BLIND, acc=0.79)
+    pts_b = pts.assign(**{f"{E.GROUP_BLIND}_at_eod": 0.81, f"{E.GROUP_BLIND}_at_dp": 0.82})
+    out = E.control_metrics(pd.concat([fr, blind]), pts_b, summ, fr.assign(acc=np.where(fr.frontier == "ours", 0.9, 0.8)))
+    assert out["placebo_group_caps__min_gap_fact_eod"] == pytest.approx(-0.01)
+    assert out["placebo_group_caps__max_excess_over_ours_eod"] == pytest.approx(0.85 - 0.81)
+    assert out["placebo_group_caps__max_excess_over_ours_dp"] == pytest.approx(0.85 - 0.82)
+    assert out["shuffled_group__eod_rise_0_to_03"] == 0.0  # the group-blind rows do not enter shuffled_group's
 
 
 # ------------------------------------------------ issue 11: the plan names every cell's files once

@@ -378,8 +378,13 @@ def test_controls_are_measured_by_the_same_function_with_their_columns():
                              "classic_n_states": [4, 20], "classic_equivalent": [True, False],
                              "classic_converged": [True, False], "classic_samples_to_last_cex": [52, 30],
                              "classic_time_s": [0.1, 2.0], "mined_frac_confirmed": [float("nan"), 1.0],
-                             "mutant_equivalent": [False, False], "mutant_mined_frac_confirmed": [0.0, 0.1]})
+                             "mutant_equivalent": [False, False], "mutant_mined_frac_confirmed": [0.0, 0.1],
+                             "shuf_n_states": [4, float("nan")], "shuf_equivalent": [True, float("nan")],
+                             "shuf_converged": [True, float("nan")], "shuf_samples_to_last_cex": [7, float("nan")],
+                             "shuf_time_s": [12.0, float("nan")]})
     c = control_measures(exact, teachers)
+    assert c["placebo_continuation_bits"]["c2_tomita_samples"] == [7.0]  # C2's placebo: shuffled bits, gated only
+    assert c["placebo_continuation_bits"]["c2_tomita_seconds"] == [12.0] and c["placebo_continuation_bits"]["c2_equivalent"] == [1.0]
     assert c["perturbed_teacher"]["c1_exact"] == [0.0]
     assert c["shuffled_bits"]["c4_nsp_wins"] == [0.0]  # 60 < 3 x 40
     assert c["binary_labels"]["c2_tomita_samples"] == [52.0] and c["binary_labels"]["c2_tomita_seconds"] == [0.1]
@@ -407,7 +412,9 @@ def test_the_aa_null_puts_classic_lstar_of_the_next_seed_in_nsps_place():
                              "nsp_converged": [True], "nsp_samples_to_last_cex": [1], "nsp_time_s": [0.5],
                              "classic_n_states": [4], "classic_equivalent": [True], "classic_converged": [True],
                              "classic_samples_to_last_cex": [52], "classic_time_s": [0.1], "mined_frac_confirmed": [0.9],
-                             "mutant_equivalent": [False], "mutant_mined_frac_confirmed": [0.0]})
+                             "mutant_equivalent": [False], "mutant_mined_frac_confirmed": [0.0],
+                             **{f"shuf_{k}": [v] for k, v in (("n_states", 4), ("equivalent", True), ("converged", True),
+                                                              ("samples_to_last_cex", 2), ("time_s", 3.0))}})
     aa = aa_null(exact, "classic").sort_values("seed")
     assert aa.nsp_samples_to_last_cex.tolist() == [40, 10] and aa.classic_samples_to_last_cex.tolist() == [10, 40]
     assert measure(exact, teachers)["c4_nsp_wins"] == [1.0, 1.0]

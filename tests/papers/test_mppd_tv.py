@@ -56,6 +56,26 @@ def test_the_detached_control_trains_exactly_as_plain():
     assert not torch.allclose(grads["tv_l1"], grads["plain"])
 
 
+def test_the_pairing_placebo_is_tv_l1_on_mismatched_pairs():
+    """K2/K3's placebo: the same l1 term on the MPPD of each perturbed input against another sample's clean currents;
+    it logs the true pairs' MPPD as tv_l1 does, and it is tv_l1 exactly when every sample of the batch is the same."""
+    x, y = torch.rand(8, 1, 4, 4), torch.randint(0, 3, (8,))
+    x_pert = (x + 0.2 * torch.randn(x.shape)).clamp(0, 1)
+    out = {}
+    for reg in ("tv_l1", "tv_l1_shuffled"):
+        model = small_model()
+        total, parts = M.loss(model, reg, x, x_pert, y, P)
+        total.backward()
+        out[reg] = (total.item(), parts, torch.cat([q.grad.flatten() for q in model.parameters() if q.grad is not None]))
+    assert out["tv_l1"][1]["mppd_l1"] == out["tv_l1_shuffled"][1]["mppd_l1"]      # the true pairs' MPPD, logged
+    assert out["tv_l1"][1]["reg"] != out["tv_l1_shuffled"][1]["reg"]              # the term: mismatched pairs
+    assert not torch.allclose(out["tv_l1"][2], out["tv_l1_shuffled"][2])
+    same, same_pert = x[:1].repeat(8, 1, 1, 1), x_pert[:1].repeat(8, 1, 1, 1)
+    a, _ = M.loss(small_model(), "tv_l1", same, same_pert, y, P)
+    b, _ = M.loss(small_model(), "tv_l1_shuffled", same, same_pert, y, P)
+    assert torch.allclose(a, b)
+
+
 def test_attacks_stay_in_their_budget():
     model = small_model().eval()
     x, y = torch.rand(6, 1, 4, 4), torch.randint(0, 3, (6,))

@@ -366,13 +366,18 @@ def _tables(gen_exact=6, node_diff=0.0, mlp_full_critical=True):
              rank_zero_padded=5, rank_zero_padded_exact_lb=5),
         dict(arch="cnn(k=3,2;s=1,1)", kind="cnn", activation="monomial", sigma="x^3", degree=3, n_params=5, n_hidden=2,
              ambient=4, ambient_generic=34, ambient_monomial=4, formula=4, upper_bound=4, rank_numeric=4, rank_exact_lb=4, certified=True,
-             rank_zero_padded=4, rank_zero_padded_exact_lb=4)])
+             rank_zero_padded=4, rank_zero_padded_exact_lb=4),
+        dict(arch="mlp(2,2,1)", kind="mlp", activation="monomial_perturbed", sigma="x^3 + 0.1x", degree=3, n_params=6,
+             n_hidden=2, ambient=9, ambient_generic=9, ambient_monomial=4, formula=6, upper_bound=6, rank_numeric=6,
+             rank_exact_lb=6, certified=True, rank_zero_padded=np.nan, rank_zero_padded_exact_lb=np.nan)])
     singular = pd.DataFrame([
         dict(arch="mlp(2,2,1)", kind="mlp", degree=3, n_params=6, point="dead_neuron", rank_generic=6, rank_numeric=3),
         dict(arch="cnn(k=3,2;s=1,1)", kind="cnn", degree=3, n_params=5, point="node", sum_k=5, max_abs_diff=node_diff,
              rank_joint=7, rank_joint_exact_lb=7),
         dict(arch="cnn(k=3,2;s=1,1)", kind="cnn", degree=3, n_params=5, point="symmetric_pair", sum_k=5,
-             max_abs_diff=0.0, rank_joint=4, rank_joint_exact_lb=4)])
+             max_abs_diff=0.0, rank_joint=4, rank_joint_exact_lb=4),
+        dict(arch="cnn(k=3,2;s=1,1)", kind="cnn", degree=3, n_params=5, point="random_partner", sum_k=5,
+             max_abs_diff=2.8, rank_joint=10, rank_joint_exact_lb=10)])
     fibers = pd.DataFrame([
         dict(arch="mlp(2,2,1)", kind="mlp", n_converged=3, n_clusters=2, n_symmetric_clusters=2, n_other_clusters=0),
         dict(arch="mlp(3,3,3,1)", kind="mlp", n_converged=0, n_clusters=0, n_symmetric_clusters=0, n_other_clusters=0),
@@ -398,6 +403,7 @@ def _verdicts(measured):
     spec = copy.deepcopy(read_yaml(evaluate.CLAIMS))
     for claim in spec["claims"]:
         claim["units"] = 1  # the tiny table has one unit per check
+        claim.pop("nulls", None)
         if claim.pop("control", None):  # judged here on the given values alone, whatever they stand for
             claim["no_control"] = "the hand-made table is judged on its own"
     return {c["id"]: c["verdict"] for c in claims_mod.evaluate(spec, measured, "default")["claims"]}
@@ -440,6 +446,11 @@ def test_every_control_fails_its_claim_on_a_hand_made_table():
     assert v["monomial_sigma"]["C1"] == v["monomial_sigma"]["C1f"] == v["monomial_sigma"]["C3"] == "fail"
     assert v["monomial_sigma"]["C3f"] == v["generic_sigma"]["C2"] == v["symmetric_pair"]["C4"] == "fail"
     assert v["mlp_subnetwork"]["C5"] == v["cnn_subnetwork"]["C5s"] == "fail"
+    # the placebos: x^r perturbed has the generic rank (C2 fails); a random partner has a joint rank above sum k
+    # like the node (C4's check cannot tell them apart: the placebo passes)
+    assert c["placebo_homogeneity"]["c2_exact_rank_gap"] == [2.0] and c["placebo_homogeneity"]["c2_strictly_below_generic"] == [0.0]
+    assert c["placebo_preimage"]["c4_cnn_node_joint_rank_excess"] == [5.0]
+    assert v["placebo_homogeneity"]["C2"] == "fail" and v["placebo_preimage"]["C4"] == "pass"
 
 
 def test_evaluate_measure_detects_failures():

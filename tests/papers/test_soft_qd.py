@@ -385,7 +385,8 @@ def test_plan_lists_every_run_once_in_one_job_per_benchmark_m_seed():
         assert len(runs) == len(set(runs))
         grid = {(b, m, meth, s) for b, spec in p["benchmarks"].items() for m in spec["ms"] for meth in p["methods"]
                 for s in spec.get("seeds", p["seeds"])}
-        control = {(p["control"]["benchmark"], m, plan.CONTROL, s) for m in p["control"]["ms"] for s in p["seeds"]}
+        control = {(p["control"]["benchmark"], m, meth, s) for m in p["control"]["ms"] for s in p["seeds"]
+                   for meth in (plan.CONTROL, plan.PLACEBO)}  # the negative control and C1/C2's placebo
         heat = {("rastrigin", p["heatmap"]["m"], meth, p["heatmap"]["seed"]) for meth in p["methods"]}
         assert set(runs) == grid | control | heat
         # every run sits in exactly one job, and a job's methods are the runs at its benchmark x m x seed
@@ -396,7 +397,8 @@ def test_plan_lists_every_run_once_in_one_job_per_benchmark_m_seed():
         assert set(plan.run_ms(p)) <= set(plan.archive_ms(p)) and p["sweep"]["m"] in plan.archive_ms(p)
     p = load("default")["soft_qd"]
     assert len(plan.jobs(p)) == 3 * 3 + 2 + 1  # rastrigin m4/m8/m16 x 3 seeds, sphere m4/m16 x 1 seed, heatmap m2
-    assert plan.job_methods(p, "rastrigin", 4, 1) == ["squad", "cma_mae", "cma_maega", "map_elites", plan.CONTROL]
+    assert plan.job_methods(p, "rastrigin", 4, 1) == ["squad", "cma_mae", "cma_maega", "map_elites", plan.CONTROL,
+                                                      plan.PLACEBO]
     assert plan.job_methods(p, "rastrigin", 8, 0) == ["squad", "cma_mae", "cma_maega", "map_elites"]
     assert plan.job_methods(p, "rastrigin", 2, 0) == ["squad", "cma_mae", "cma_maega", "map_elites"]
     assert plan.run_section({"soft_qd.seeds": [0], "soft_qd.evaluation.vendi_max_n": 5}) == {
@@ -419,3 +421,28 @@ def test_a_run_job_gives_each_method_its_own_knobs():
     R.run_one("map_elites", "rastrigin", 4, 3, p, log=lambda *_: None)
     again = R.run_one("squad", "rastrigin", 4, 3, p, log=lambda *_: None)
     assert np.array_equal(alone["f"], again["f"]) and np.array_equal(alone["b"], again["b"])
+
+
+def test_the_random_neighbours_placebo_keeps_squads_population_and_batches():
+    """C1/C2's placebo: the same initial population and batch order as SQUAD (its random neighbours come from a
+    generator of its own), a different end point; with K = 0 both are the no-repulsion control."""
+    kw = dict(benchmark="rastrigin", D=8, m=2, N=16, epochs=2, sigma2=0.5, lr=0.05, batch_size=8, seed=3)
+    a, b = M.squad(K=4, **kw), M.squad(K=4, random_neighbours=True, **kw)
+    c, d = M.squad(K=0, **kw), M.squad(K=0, random_neighbours=True, **kw)
+    assert a["history"]["mean_f"][0] == b["history"]["mean_f"][0] and a["n_evals"] == b["n_evals"]
+    assert not np.allclose(a["x"], b["x"])
+    assert np.allclose(c["x"], d["x"])
+
+
+def test_the_sigma_shuffled_placebo_permutes_each_seeds_labels():
+    import pandas as pd
+
+    from workflow.papers.soft_qd.evaluate import sigma_shuffled
+    sweep = pd.DataFrame([{"variant": v, "seed": s, "sigma2": x, "mean_f": 10 - x, "vendi": x}
+                          for v in ("sigma", "fixed") for s in (0, 1) for x in (0.05, 0.1, 0.5, 1.0, 2.0)])
+    out = sigma_shuffled(sweep)
+    assert set(out.variant) == {"sigma"} and len(out) == 10
+    for s, g in out.groupby("seed"):
+        assert sorted(g.sigma2) == [0.05, 0.1, 0.5, 1.0, 2.0] and list(g.sigma2) != [0.05, 0.1, 0.5, 1.0, 2.0]
+        assert list(g.mean_f) == [10 - x for x in (0.05, 0.1, 0.5, 1.0, 2.0)]   # the runs themselves are kept
+    assert out.equals(sigma_shuffled(sweep))

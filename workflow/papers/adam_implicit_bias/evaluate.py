@@ -25,6 +25,37 @@ CONTROLS = {
     "gd_for_signum": dict(zip(BATCH_SWEEP["signum"], BATCH_SWEEP["gd"])),  # the sign removed: plain GD
     "signum_for_adam": dict(zip(BATCH_SWEEP["adam"], BATCH_SWEEP["signum"])),  # batch-invariant Signum's sweep
 }
+# Placebos (claims.yaml `nulls: {placebo: ...}`): the method with only the credited ingredient made inert, its run in
+# the method's place. The batch regime of Adam's second moment (params.yaml `plan.placebo`, methods.train's precond):
+# Inc-Adam and AdamProxy dividing by the full-batch gradient's square, Det-Adam by the mean per-sample square; for C2
+# Det-Adam's alone (its comparator Inc-Adam kept). Signum's coordinate-wise sign taken in a random basis (C3).
+CONTROLS |= {
+    "placebo_second_moment_regime": {"inc_adam": "inc_adam_fullv", "inc_adam_b99": "inc_adam_b99_fullv",
+                                     "adam_proxy": "adam_proxy_fullv", "det_adam": "det_adam_psv"},
+    "placebo_full_batch_second_moment": {"det_adam": "det_adam_psv"},
+    "placebo_sign_basis": {algo: f"{algo}_rot" for algo in BATCH_SWEEP["signum"]},
+}
+SHUFFLE_SEED = 2026  # C5's placebo: the batch sizes permuted among each data set's Adam sweep runs
+
+
+def batch_shuffled(table: pd.DataFrame, seed: int = SHUFFLE_SEED) -> pd.DataFrame:
+    """C5's placebo: on each GR data set, Adam's four sweep runs (b = 1, 2, 5, N) relabelled by a seeded random
+    permutation other than the identity (its own per data set), so that a run's place in the sweep no longer says its
+    batch size; the runs themselves, and every other row, are kept."""
+    out = table.copy()
+    sweep = BATCH_SWEEP["adam"]
+    for k, ds in enumerate(sorted(table.loc[table.family == "gr", "dataset"].unique())):
+        rows = (out.dataset == ds) & out.algorithm.isin(sweep)
+        if rows.sum() != len(sweep):
+            continue
+        rng = np.random.default_rng([seed, k])
+        order = np.arange(len(sweep))
+        while (order == np.arange(len(sweep))).all():
+            order = rng.permutation(len(sweep))
+        out.loc[rows, "algorithm"] = out.loc[rows, "algorithm"].map(dict(zip(sweep, np.array(sweep)[order])))
+    return out
+
+
 # A/A nulls (claims.yaml `nulls:`): the comparator of the same family's *next* data set (another seeded draw) in the
 # method's place, so that a comparison meets the draw-to-draw noise of the comparator and nothing else.
 NULLS = {"aa_inc_adam": {algo: "inc_adam" for algo in BATCH_SWEEP["adam"][1:]}}  # Inc-Adam in place of b = 2, 5, N
@@ -71,6 +102,7 @@ def measure_controls(table: pd.DataFrame) -> dict[str, dict[str, list[float]]]:
     """{control: {claim metric: [value per data set]}}, each from ``measure`` with the control in the method's place;
     an A/A null keeps every metric the method has (empty where it has no independent partner: "no value measured")."""
     out = {name: measure(claims_mod.stand_in(table, "algorithm", replace)) for name, replace in CONTROLS.items()}
+    out["placebo_batch_shuffled"] = measure(batch_shuffled(table))
     own = measure(table)
     for name, replace in NULLS.items():
         null = measure(aa_null(table, replace))

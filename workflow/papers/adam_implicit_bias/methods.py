@@ -32,6 +32,7 @@ __all__ = [
 ]
 
 ALGORITHMS = ("adam", "signum", "adam_proxy", "gd")
+PRECONDS = ("own", "full", "per_sample")  # whose second moment Adam divides by (the placebos: see ``train``)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -104,7 +105,7 @@ def _record_set(steps: int, record_at) -> np.ndarray:
 
 
 def train(X, y, algorithm, steps, eta0=0.1, beta1=0.9, beta2=0.999, batch=1, beta=0.99,
-          record_at=None, progress: Callable[[int, int], None] | None = None, w0=None) -> dict:
+          record_at=None, progress: Callable[[int, int], None] | None = None, w0=None, precond="own") -> dict:
     """Run Adam / Signum / AdamProxy / GD on the logistic loss from ``w_0 = 0`` with ``eta_t = eta0/sqrt(t)``.
 
     Extra keyword arguments (not in the paper's setting): ``progress(t, steps)`` is called about
@@ -141,6 +142,12 @@ def train(X, y, algorithm, steps, eta0=0.1, beta1=0.9, beta2=0.999, batch=1, bet
     scalar, so coordinates whose second moment is below ~1e-300 of the largest one would lose
     precision; with the data here all coordinates of every a_i are of comparable size.)
 
+    ``precond`` (Adam and AdamProxy only; the placebos of claims.yaml) takes the second moment from another batch
+    regime than the step's, all else kept: ``"own"`` (the algorithm as above), ``"full"`` (v accumulates the
+    squared *full-batch* gradient, Det-Adam's preconditioner, whatever the step's batch; AdamProxy's denominator
+    becomes |sum_i g_i|, so its update is sign(sum_i g_i)) or ``"per_sample"`` (v accumulates the batch's mean of
+    *per-sample* squared gradients (1/b) sum_{i in B_t} g_i^2, Inc-Adam's preconditioner; at b = 1 this is Adam).
+
     Returns {"steps": int array of recorded step indices (sorted, includes ``steps``),
              "w": (len(steps), d) iterates after those steps}.
     """
@@ -159,8 +166,13 @@ def train(X, y, algorithm, steps, eta0=0.1, beta1=0.9, beta2=0.999, batch=1, bet
     out = np.empty((rec.size, d))
     pe = max(steps // 100, 1) if progress is not None else 0
     w = np.zeros(d) if w0 is None else np.array(w0, dtype=np.float64).reshape(d)
+    if precond not in PRECONDS or (precond != "own" and algorithm not in ("adam", "adam_proxy")):
+        raise ValueError(f"precond {precond!r}: one of {PRECONDS}, other than 'own' only for adam and adam_proxy")
     if algorithm == "adam_proxy":
-        _proxy_loop(A, w, steps, float(eta0), rec, out, progress, pe)
+        _proxy_loop(A, w, steps, float(eta0), rec, out, progress, pe, precond)
+    elif precond != "own":
+        _adam_placebo_loop(A, w, steps, float(eta0), float(beta1), float(beta2), batch, rec, out, progress, pe,
+                           precond)
     else:
         _batch_loop(A, w, algorithm, steps, float(eta0), float(beta1), float(beta2), float(beta),
                     batch, rec, out, progress, pe)
@@ -239,7 +251,75 @@ def _batch_loop(A, w, algorithm, steps, eta0, beta1, beta2, beta, b, rec, out, p
             progress(t, steps)
 
 
-def _proxy_loop(A, w, steps, eta0, rec, out, progress, pe):
+def _adam_placebo_loop(A, w, steps, eta0, beta1, beta2, b, rec, out, progress, pe, precond):
+    """Adam on consecutive cyclic blocks of size b (as ``_batch_loop``) with the second moment of another batch
+    regime (``train``'s ``precond``): ``"full"`` feeds v the squared full-batch gradient, ``"per_sample"`` the block's
+    mean of squared per-sample gradients. Log-scaled as ``_batch_loop``: the v term has its own scale Lv (the
+    full-batch max of lam for "full", the block's for "per_sample") and the anchor is max(L, Lv, c + log sqrt(v~))."""
+    n, d = A.shape
+    period = n // math.gcd(n, b)
+    blocks = [np.ascontiguousarray(A[(j * b + np.arange(b)) % n]) for j in range(period)]
+    squares = [B * B for B in blocks]
+    m = np.zeros(d)
+    v = np.zeros(d)
+    den = np.empty(d)
+    r = np.empty(d)
+    pos = np.empty(d, dtype=bool)
+    exp, log, sqrt, inf = math.exp, math.log, math.sqrt, math.inf
+    c = -inf
+    b1t = b2t = 1.0
+    j, nrec = 0, rec.size
+    nr = int(rec[0])
+    q = 0
+    ob1, ob2 = 1.0 - beta1, 1.0 - beta2
+    inv_b, inv_n = 1.0 / b, 1.0 / n
+    for t in range(1, steps + 1):
+        B = blocks[q]
+        lam = -np.logaddexp(0.0, B @ w)
+        L = float(lam.max())
+        g = np.exp(lam - L) @ B
+        g *= -inv_b                              # the step's gradient, e^L g~
+        if precond == "full":
+            lam_all = -np.logaddexp(0.0, A @ w)
+            Lv = float(lam_all.max())
+            sq = np.exp(lam_all - Lv) @ A
+            sq *= inv_n
+            sq *= sq                             # (full-batch gradient)^2 = e^{2 Lv} sq
+        else:
+            Lv = L
+            sq = np.exp(2.0 * (lam - L)) @ squares[q]
+            sq *= inv_b                          # mean_i g_i^2 over the block = e^{2 L} sq
+        vmax = float(v.max())
+        cv = c + 0.5 * log(vmax) if vmax > 0.0 else -inf
+        cn = max(L, Lv, cv)
+        s = exp(c - cn)
+        m *= beta1 * s
+        m += (ob1 * exp(L - cn)) * g
+        v *= beta2 * s * s
+        sv = exp(Lv - cn)
+        sq *= ob2 * sv * sv
+        v += sq
+        c = cn
+        b1t *= beta1
+        b2t *= beta2
+        np.sqrt(v, out=den)
+        np.greater(den, 0.0, out=pos)
+        r.fill(0.0)
+        np.divide(m, den, out=r, where=pos)
+        r *= (eta0 / sqrt(t)) * sqrt(1.0 - b2t) / (1.0 - b1t)
+        w -= r
+        q += 1
+        if q == period:
+            q = 0
+        if t == nr:
+            out[j] = w
+            j += 1
+            nr = int(rec[j]) if j < nrec else -1
+        if pe and t % pe == 0:
+            progress(t, steps)
+
+
+def _proxy_loop(A, w, steps, eta0, rec, out, progress, pe, precond="own"):
     """AdamProxy  w <- w - eta_t sum_i g_i / sqrt(sum_i g_i^2), g_i = l'(a_i^T w) a_i, log-scaled:
     with lam_i = log|l'_i| and L = max_i lam_i the common factor e^L cancels in the ratio."""
     n, d = A.shape
@@ -255,8 +335,11 @@ def _proxy_loop(A, w, steps, eta0, rec, out, progress, pe):
         lam = -np.logaddexp(0.0, A @ w)
         e = np.exp(lam - lam.max())
         num = e @ A                               # = -sum_i g_i / e^L
-        e *= e
-        np.sqrt(e @ A2, out=den)                  # = sqrt(sum_i g_i^2) / e^L
+        if precond == "full":                     # the placebo: |sum_i g_i| / e^L, an update sign(sum_i g_i)
+            np.abs(num, out=den)
+        else:
+            e *= e
+            np.sqrt(e @ A2, out=den)              # = sqrt(sum_i g_i^2) / e^L
         np.greater(den, 0.0, out=pos)
         r.fill(0.0)
         np.divide(num, den, out=r, where=pos)

@@ -7,14 +7,16 @@ limit).
 A run is one (data set, algorithm) pair. One train job makes a group of runs on one data set, since a single run
 takes about two seconds: group ``family`` is the algorithms its family's plan lists (``plan.gr`` or
 ``plan.gauss``), group ``sweep`` (the first ``datasets.batch_sweep`` GR sets) the batch-size sweep, less the runs
-its family group already makes. Every run is deterministic (no random numbers), so grouping changes no result.
+its family group already makes, group ``placebo`` the placebos of claims.yaml that the family's ``plan.placebo`` lists
+(on every data set of the family). Every run is deterministic (its only random numbers are a placebo's seeded
+rotation), so grouping changes no result.
 """
 from __future__ import annotations
 
 OUT = "results/adam_implicit_bias"
 # Every batch-sweep data set also runs these, so that each batch size has its b = 1 and full-batch ends (C5).
 SWEEP_ENDS = ["inc_adam", "det_adam", "inc_signum", "det_signum", "inc_gd", "det_gd"]
-GROUPS = ("family", "sweep")
+GROUPS = ("family", "sweep", "placebo")
 
 
 def family_and_index(dataset: str) -> tuple[str, int]:
@@ -42,16 +44,20 @@ def algorithms(plan: dict, family: str, group: str) -> list[str]:
         return list(plan[family])
     if group == "sweep":
         return [a for a in dict.fromkeys(plan["batch_sweep"] + SWEEP_ENDS) if a not in plan["gr"]]
+    if group == "placebo":
+        return list(plan.get("placebo", {}).get(family, []))
     raise ValueError(f"unknown group '{group}'; expected one of {GROUPS}")
 
 
 def train_jobs(p: dict) -> list[tuple[str, str]]:
     """(data set, group) of every train job that has runs to make."""
-    named = {a for key in ("gr", "gauss", "batch_sweep") for a in p["plan"][key]} | set(SWEEP_ENDS)
+    named = ({a for key in ("gr", "gauss", "batch_sweep") for a in p["plan"][key]} | set(SWEEP_ENDS)
+             | {a for names in p["plan"].get("placebo", {}).values() for a in names})
     if named - set(p["algorithms"]):
         raise ValueError(f"adam_implicit_bias: plan names algorithms that are not in `algorithms`: "
                          f"{sorted(named - set(p['algorithms']))}")
-    jobs = [(ds, "family") for ds in datasets(p)] + [(ds, "sweep") for ds in sweep_datasets(p)]
+    jobs = ([(ds, "family") for ds in datasets(p)] + [(ds, "sweep") for ds in sweep_datasets(p)]
+            + [(ds, "placebo") for ds in datasets(p)])
     return [(ds, group) for ds, group in jobs if algorithms(p["plan"], family_and_index(ds)[0], group)]
 
 

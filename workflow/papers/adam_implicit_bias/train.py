@@ -25,13 +25,28 @@ def direction_metrics(W: np.ndarray, data: dict) -> dict[str, np.ndarray]:
     return out
 
 
+def random_rotation(d: int, seed: int) -> np.ndarray:
+    """A seeded Haar-random d x d orthogonal matrix (QR of a Gaussian matrix, signs fixed by R's diagonal)."""
+    q, r = np.linalg.qr(np.random.default_rng(seed).standard_normal((d, d)))
+    return q * np.sign(np.diag(r))
+
+
 def run(data: dict, p: dict) -> dict:
-    """One run: ``p`` = the train section merged with one algorithm's settings (optimizer, batch, beta2)."""
+    """One run: ``p`` = the train section merged with one algorithm's settings (optimizer, batch, beta2, and for the
+    placebos ``precond``, or ``rotate_seed``).
+
+    ``rotate_seed`` (C3's placebo): the optimiser runs in a seeded random orthonormal basis Q, i.e. on the data
+    X Q (the logits are unchanged, x^T w = (Q^T x)^T (Q^T w)), and its iterates are mapped back by Q: Signum then takes
+    the sign of Q^T m instead of m's own coordinates, w <- w - eta_t Q sign(Q^T m), everything else kept."""
     n = len(data["y"])
     batch = n if p["batch"] == 0 else p["batch"]
     record_at = methods.log_steps(p["steps"], p["record_points"])
-    return methods.train(data["X"], data["y"], p["optimizer"], p["steps"], eta0=p["eta0"], beta1=p["beta1"],
-                         beta2=p["beta2"], batch=batch, beta=p["signum_beta"], record_at=record_at)
+    X = np.asarray(data["X"], dtype=np.float64)
+    Q = random_rotation(X.shape[1], int(p["rotate_seed"])) if "rotate_seed" in p else None
+    traj = methods.train(X if Q is None else X @ Q, data["y"], p["optimizer"], p["steps"], eta0=p["eta0"],
+                         beta1=p["beta1"], beta2=p["beta2"], batch=batch, beta=p["signum_beta"], record_at=record_at,
+                         precond=p.get("precond", "own"))
+    return traj if Q is None else traj | {"w": traj["w"] @ Q.T}
 
 
 def main(argv=None):

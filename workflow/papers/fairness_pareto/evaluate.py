@@ -24,7 +24,8 @@ CELL = re.compile(r"^(?P<dataset>[A-Za-z0-9_]+?)_s(?P<seed>[0-9]+)(?:_(?P<rest>[
 EOD_LEVEL = 0.03   # C4: accuracy at test EOd <= 0.03 (spec), each point mixed with the constant predictor to meet it
 EPS_CLAIMS = 0.3   # C1/C3: eps grid 0 : 0.01 : 0.3 (spec)
 SEP = "__"         # cells.csv: '<control>__<column>' holds a control's value of <column>
-CONTROLS = ("shuffled_group", "fact_frontier", "shared_bias", "lemma2_without_eod")
+CONTROLS = ("shuffled_group", "fact_frontier", "shared_bias", "lemma2_without_eod", "placebo_group_caps")
+GROUP_BLIND = "ours_group_blind_caps"  # frontiers.py: the MS frontier with group-blind caps (placebo of C1, C2)
 # A/A null -> {cell column: the comparator whose value of another seed stands in for the method's when it is measured}
 AA = {"aa_fact_factgstar": {"min_gap_factgstar_eod": "factgstar", "max_gap_fact_eod_eps01": "fact",
                             "max_gap_factgstar_eod_eps01": "factgstar"},   # C1: a frontier in the MS frontier's place
@@ -142,11 +143,20 @@ def cell_metrics(fr: pd.DataFrame, pts: pd.DataFrame, summ: dict, ff: pd.DataFra
     return m
 
 
-def control_metrics(ctrl_fr: pd.DataFrame, pts: pd.DataFrame, summ: dict) -> dict:
+def control_metrics(ctrl_fr: pd.DataFrame, pts: pd.DataFrame, summ: dict, fr: pd.DataFrame | None = None) -> dict:
     """The controls' values of one cell, under the same column names as cell_metrics, prefixed '<control>__'.
-    Each is computed by the same function as the claim's own values, with the control in place of the mechanism."""
+    Each is computed by the same function as the claim's own values, with the control in place of the mechanism.
+    The placebo ``placebo_group_caps`` needs the cell's own frontier table ``fr`` (its old frontiers are kept; only
+    the MS frontier is replaced by the group-blind one, from the control's file, and so are the points' ours_at_*)."""
+    blind = ctrl_fr[ctrl_fr.frontier == GROUP_BLIND]
+    placebo = {}
+    if fr is not None and len(blind):
+        swapped = pd.concat([fr[fr.frontier != "ours"], blind.assign(frontier="ours")], ignore_index=True)
+        placebo = frontier_metrics(swapped, summ) | point_metrics(
+            pts.assign(ours_at_eod=pts[f"{GROUP_BLIND}_at_eod"], ours_at_dp=pts[f"{GROUP_BLIND}_at_dp"]))
     controls = {
-        "shuffled_group": frontier_metrics(ctrl_fr, summ["shuffled_group"]),
+        "placebo_group_caps": placebo,
+        "shuffled_group": frontier_metrics(ctrl_fr[ctrl_fr.frontier != GROUP_BLIND], summ["shuffled_group"]),
         "fact_frontier": point_metrics(pts.assign(ours_at_eod=pts.fact_at_eod, ours_at_dp=pts.fact_at_dp)),
         "shared_bias": method_metrics(pts, summ["const_acc"], ours="ours_shared_eod"),
         "lemma2_without_eod": {"abs_gap_to_constant": abs(summ["lemma2_acc_without_eod"] - summ["const_acc"])},
@@ -220,7 +230,7 @@ def main(argv=None):
         rows.append({k: s[k] for k in ("dataset", "seed", "alpha0", "alpha1", "beta", "acc_b", "err0", "err1",
                                        "lemma2_acc", "const_acc", "dp_drop_owncaps")}
                     | {"cap0": s["caps"][0], "cap1": s["caps"][1]} | cell_metrics(of(fr), of(pts), s, of(ff))
-                    | control_metrics(of(ctrl), of(pts), s))
+                    | control_metrics(of(ctrl), of(pts), s, of(fr)))
     cells = pd.DataFrame(rows).sort_values(["dataset", "seed"], ignore_index=True)
     cells = pd.concat([cells, aa_columns(cells, fr, summ.to_dict("records"))], axis=1)
     controls = {name: measure(as_control(cells, name)) for name in (*CONTROLS, *AA)}

@@ -8,6 +8,11 @@ Control ``shuffled_group`` (claims C1 and C3): the same model's test scores and 
 randomly permuted (seeded by the cell's seed) before alpha_a, beta, z_b, the caps (the model's own group accuracies:
 group-only models of a random group mean nothing) and the group ROC points are computed. It removes what the claims'
 effects rest on, the base-rate gap alpha_0 - alpha_1 and the model's group disparity, while every LP runs as usual.
+
+Placebo ``placebo_group_caps`` (claims C1 and C2): the MS frontier ("ours") with only its group caps made inert: the
+caps computed as the control computes them, under the permuted group attribute (so each is about the model's overall
+accuracy and says nothing of the group), while the true marginals, z_b, its overall cap, the LP and the eps grid are
+kept. Its rows (frontier ``ours_group_blind_caps``) are written to the control's file.
 """
 from __future__ import annotations
 
@@ -32,6 +37,7 @@ def eps_grid(step: float, fine_max: float, coarse_step: float) -> np.ndarray:
 
 
 FRONTIERS = ("ours", "ours_owncaps", "fact", "factgstar", "postproc")
+GROUP_BLIND = "ours_group_blind_caps"  # the placebo of C1 and C2: the MS frontier with group-blind caps
 
 
 def frontier_table(s: dict, roc, joint, grid, notions, frontiers=FRONTIERS) -> pd.DataFrame:
@@ -105,6 +111,7 @@ def main(argv=None):
     control = frontier_table(s_ctrl, M.roc_with_base(logit, y, g_ctrl, s_ctrl["z_b"], p["roc_thresholds"]), None, grid,
                              ("eod", "dp"), frontiers=("ours", "fact", "factgstar"))
     summary = {"alpha0": a0, "alpha1": a1, "beta": b, "acc_b": s["acc_b"], "caps": s["caps"],
+               "caps_group_blind": s_ctrl["caps"],
                **drop_summary(table, a0, a1, s["group_acc_vanilla"]),
                "lemma2_acc": lemma2["acc"], "const_acc": lemma2["const_acc"],
                # control of the Lemma 2 check: the same LP without its EOd = 0 constraint
@@ -112,6 +119,8 @@ def main(argv=None):
                "dp_drop_owncaps": float(acc["ours_owncaps", "dp", 1.0] - acc["ours_owncaps", "dp", 0.0]),
                "shuffled_group": {k: s_ctrl[k] for k in ("alpha0", "alpha1", "beta", "caps")}
                | drop_summary(control, s_ctrl["alpha0"], s_ctrl["alpha1"], s_ctrl["caps"])}
+    blind = frontier_table({**s, "caps": s_ctrl["caps"]}, roc, None, grid, ("eod", "dp"), frontiers=("ours",))
+    control = pd.concat([control, blind.assign(frontier=GROUP_BLIND)], ignore_index=True)  # placebo_group_caps
     write_text(args.control, control.to_csv(index=False, float_format="%.8g"))
     write_text(args.frontiers, table.to_csv(index=False, float_format="%.8g"))
     write_text(args.fairfair, fairfair.to_csv(index=False, float_format="%.8g"))

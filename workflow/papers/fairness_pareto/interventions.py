@@ -111,9 +111,19 @@ def run_expgrad(f, s, p, seed):
 RUNNERS = {"ours": run_ours, "gstar": run_gstar, "eqodds": run_eqodds, "dfr": run_dfr, "expgrad": run_expgrad}
 
 
+def group_blind_caps(f, s) -> tuple:
+    """The placebo's group caps (frontiers.py, placebo_group_caps): the model's own group accuracies under the group
+    attribute permuted with the cell's seed, exactly as the frontiers step computes them."""
+    from .frontiers import shuffled_group_cell
+
+    return tuple(shuffled_group_cell(f["logit_test"], f["y_test"], f["g_test"], s["seed"])[0]["caps"])
+
+
 def place(points, f, s, roc, notions=("eod", "dp")) -> pd.DataFrame:
-    """Test metrics of each point and the frontiers' accuracy at the point's own fairness level."""
+    """Test metrics of each point and the frontiers' accuracy at the point's own fairness level (also the placebo's:
+    the MS frontier with group-blind caps, column ``ours_group_blind_caps_at_<notion>``)."""
     a0, a1, b, zb, caps = s["alpha0"], s["alpha1"], s["beta"], np.asarray(s["z_b"]), tuple(s["caps"])
+    blind = group_blind_caps(f, s)
     rows = []
     for method, knob, yhat in points:
         m = M.fairness_metrics(f["y_test"], yhat, f["g_test"])
@@ -123,6 +133,7 @@ def place(points, f, s, roc, notions=("eod", "dp")) -> pd.DataFrame:
             row[f"ours_at_{notion}"] = lp.ms_frontier(a0, a1, b, e, notion, z_b=zb, zb_groups=caps)["acc"]
             row[f"fact_at_{notion}"] = lp.fact_frontier(a0, a1, b, e, zb, notion)["acc"]
             row[f"factgstar_at_{notion}"] = lp.fact_gstar_frontier(a0, a1, b, e, roc, notion)["acc"]
+            row[f"ours_group_blind_caps_at_{notion}"] = lp.ms_frontier(a0, a1, b, e, notion, z_b=zb, zb_groups=blind)["acc"]
         rows.append(row)
     return pd.DataFrame(rows)
 

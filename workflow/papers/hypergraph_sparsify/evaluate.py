@@ -20,7 +20,8 @@ CONTROLS = {
     "uniform_equal_memory": {"online-exact": "uniform-online", "stream": "uniform"},
     "offline_sampler": {"online-exact": "offline-is"},
     "no_pre_thinning": {"stream": "mr-only"},
-    "shuffled_importance": {"stream": "online-shuffled"},
+    # C3 reads stream only; C1 and C1g (its placebo) read online-exact and stream: online-shuffled stands in for both
+    "shuffled_importance": {"online-exact": "online-shuffled", "stream": "online-shuffled"},
 }
 SLIDING_CONTROL = "uniform_equal_memory"  # the sliding-window queries also score a uniform sample of equal size
 # A/A nulls (claims.yaml `nulls:`): (column, {method: comparator}) - the comparator's rows of the next seed of the
@@ -93,11 +94,11 @@ def measure(table: pd.DataFrame, sliding: pd.DataFrame, m_small: int, m_large: i
 
 
 def stand_in(table: pd.DataFrame, replace: dict[str, str]) -> pd.DataFrame:
-    """The table with each method's rows dropped and its control's rows relabelled with the method's name."""
-    control = table[table.method.isin(replace.values())].copy()
-    control["method"] = control.method.map({ctrl: meth for meth, ctrl in replace.items()})
+    """The table with each method's rows dropped and its control's rows relabelled with the method's name (one control
+    may stand in for several methods)."""
     keep = table[~table.method.isin(set(replace) | set(replace.values()))]
-    return pd.concat([keep, control], ignore_index=True)
+    return pd.concat([keep, *[table[table.method == ctrl].assign(method=meth) for meth, ctrl in replace.items()]],
+                     ignore_index=True)
 
 
 def measure_controls(table: pd.DataFrame, sliding: pd.DataFrame, m_small: int, m_large: int) -> dict[str, dict]:

@@ -7,7 +7,8 @@ the accuracy gate for C2 and C3; an under-trained teacher (one per seed) for C5.
 Controls (claims.yaml `controls:`), each measured by `measure` with the control's columns in place of L*_nsp's:
 perturbed_teacher (C1: L*_nsp on the exact teacher of a perturbed DFA), binary_labels (C2: classic L* on the same
 Transformer teachers), shuffled_bits (C4: L*_nsp with its continuation bits permuted; also C4's placebo),
-mutant_mining (C5: the words of a perturbed target mined in place of the extraction's; also C5's placebo), and the
+mutant_mining (C5: the words of a perturbed target mined in place of the extraction's; also C5's placebo),
+placebo_continuation_bits (C2's placebo: L*_nsp with the Transformer teacher's continuation bits shuffled), and the
 A/A null aa_classic (C4: classic L* of the next seed in L*_nsp's place, `aa_null`).
 
 The runs and their files come from the plan (params.yaml: lnsp, through plan.py), not from the command line."""
@@ -26,12 +27,13 @@ from workflow.core.step import Step
 from . import plan
 
 CLAIMS = Path(__file__).with_name("claims.yaml")
-GATE = 0.999      # spec C2/C3: a teacher counts when its held-out NSP string accuracy is >= 99.9 %
+GATE = plan.GATE  # spec C2/C3: a teacher counts when its held-out NSP string accuracy is >= 99.9 %
 C4_FACTOR = 3     # spec C4: classic L* needs >= 3x the samples of L*_nsp to reach the target
 # the columns of L*_nsp that a control's run replaces (as_learner), per table
 EXACT_COLS = ("nsp_n_states", "nsp_equivalent", "nsp_converged", "nsp_samples_to_last_cex")
 CLASSIC_COLS = ("nsp_n_states", "nsp_equivalent", "nsp_converged", "nsp_samples_to_last_cex", "nsp_time_s")
 MUTANT_COLS = ("nsp_equivalent", "mined_frac_confirmed")
+SHUF_KEYS = ("n_states", "equivalent", "converged", "samples_to_last_cex", "time_s")  # C2's placebo, extract's "shuf"
 # A/A nulls (claims.yaml `nulls:`): the comparator whose run of the next seed of the same language takes L*_nsp's place
 NULLS = {"aa_classic": "classic"}
 
@@ -62,7 +64,9 @@ def teacher_rows(records: list[dict]) -> pd.DataFrame:
                      "mined_words": len(mined["words"]), "mined_confirmed": int(sum(mined["confirmed"])),
                      "mined_frac_confirmed": mined["frac_confirmed"],
                      "mutant_equivalent": mutant["equivalent"], "mutant_flipped_state": mutant["flipped_state"],
-                     "mutant_mined_frac_confirmed": mutant["mined"]["frac_confirmed"]})
+                     "mutant_mined_frac_confirmed": mutant["mined"]["frac_confirmed"],
+                     # C2's placebo (gated fully trained teachers only; NaN elsewhere): continuation bits shuffled
+                     **{f"shuf_{k}": r.get("shuf", {}).get(k, np.nan) for k in SHUF_KEYS}})
     t = pd.DataFrame(rows)
     t["family"] = family(t.language)
     t["gated"] = (t.variant == "full") & (t.heldout_string_acc >= GATE)
@@ -147,6 +151,7 @@ def control_measures(exact: pd.DataFrame, teachers: pd.DataFrame) -> dict[str, d
     return {"perturbed_teacher": measure(as_learner(exact, "pert", EXACT_COLS), teachers),
             "shuffled_bits": measure(as_learner(exact, "shuf", EXACT_COLS), teachers),
             "binary_labels": measure(exact, as_learner(teachers, "classic", CLASSIC_COLS)),
+            "placebo_continuation_bits": measure(exact, as_learner(teachers, "shuf", CLASSIC_COLS)),
             "mutant_mining": measure(exact, as_learner(teachers, "mutant", MUTANT_COLS))} | {
         name: {metric: null.get(metric, []) for metric in own} for name, null in nulls.items()}
 

@@ -186,6 +186,18 @@ def extract(teacher: Teacher, name: str, seed: int = 0, eps: float = 0.01, delta
     return {"language": name, **res, **{k: v for k, v in cmp.items() if k != "n_states"}, "mined": mined}
 
 
+def shuffled_extraction(teacher: Teacher, name: str, seed: int = 0, eps: float = 0.01, delta: float = 0.05,
+                        caps: dict | None = None) -> dict:
+    """Placebo of C2: ``extract``'s L*_nsp on the same (Transformer) teacher with only its continuation bits made
+    inert (``ShuffledNSPTeacher``: permuted within each sampled word; membership bits, MQs and generative queries the
+    teacher's own), the same PAC parameters and budget: ``lstar_nsp`` keys + ``compare_dfa`` keys (no mining)."""
+    target = get_language(name)
+    res = lstar_nsp(ShuffledNSPTeacher(teacher, seed), eps=eps, delta=delta, seed=seed,
+                    **(caps or budget(target.n_states)))
+    cmp = compare_dfa(res["dfa"], target)
+    return {"language": name, **res, **{k: v for k, v in cmp.items() if k != "n_states"}}
+
+
 def mutant_mining(teacher: Teacher, name: str, seed: int = 0, n_mined: int = 20) -> dict:
     """Control of C5: the error mining of a DFA that was *not* extracted from the teacher, ``perturbed_target``
     (the target with one seeded state's acceptance flipped): ``compare_dfa`` keys against the target,

@@ -17,7 +17,8 @@ from . import plan
 
 CLAIMS = Path(__file__).with_name("claims.yaml")
 # Negative controls (claims.yaml `controls:`): the run each one stands in for. The toy's control swaps noise kinds.
-CONTROLS = {"detached_regulariser": {"tv_l1": "tv_l1_detached"}}
+CONTROLS = {"detached_regulariser": {"tv_l1": "tv_l1_detached"},
+            "placebo_mppd_pairing": {"tv_l1": "tv_l1_shuffled"}}  # K2/K3's placebo: TV-l1 on mismatched pairs
 TOY_CONTROL = "no_impulses"
 # A/A null -> {claim metric: the regulariser whose run of another seed stands in for tv_l1's when it is measured}
 AA = {"aa_tv_l2_plain": {f"{k}_l1_minus_{c}": reg for k in ("k2_gn", "k3_at") for c, reg in (("l2", "tv_l2"), ("plain", "plain"))}}

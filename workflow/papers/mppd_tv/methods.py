@@ -13,6 +13,10 @@ Y_t = tau Y_{t-1} + delta_t, Y_0 = 0. Loss: kappa CE(f(x), y) + (1 - kappa) CE(f
   tv_l1           R = mean(|Y|)                          (the paper's TV-l1, minimal reading, spec)
   tv_l1_temporal  R = mean(|Y|) + mean_t |Y_t - Y_{t-1}|  (with an explicit temporal TV term)
   tv_l1_detached  R = mean(|Y|) computed, its gradient cut: the negative control (the mechanism removed, all else equal)
+  tv_l1_shuffled  R = mean(|Y'|), Y' the MPPD of mismatched pairs: each perturbed input's currents against the clean
+                  currents of the next sample of the batch (rolled by one; the batch order is random): the placebo of
+                  K2/K3, the perturbation dynamic the TV-l1 term is credited for made inert, its form, alpha, both
+                  passes and every random draw kept (the logged MPPD parts stay the true pairs')
 x~ = clip(x + sigma N(0, I)) in Gaussian-noise training (gn), x~ = FGSM(x, eps) from a 0.001-std start in
 adversarial training (at).
 """
@@ -25,7 +29,7 @@ from torch import nn
 
 from workflow.lib.spiking import LIF, TimeDistributed, repeat
 
-REGS = ("plain", "tv_l2", "tv_l1", "tv_l1_temporal", "tv_l1_detached")
+REGS = ("plain", "tv_l2", "tv_l1", "tv_l1_temporal", "tv_l1_detached", "tv_l1_shuffled")
 MODES = ("gn", "at")
 
 
@@ -69,6 +73,8 @@ def regulariser(reg: str, y: torch.Tensor) -> torch.Tensor:
         return y.abs().mean() + (y[1:] - y[:-1]).abs().mean()
     if reg == "tv_l1_detached":
         return y.abs().mean().detach()
+    if reg == "tv_l1_shuffled":  # y: the MPPD of mismatched pairs (``loss``)
+        return y.abs().mean()
     raise ValueError(f"unknown regulariser {reg!r}; known: {REGS}")
 
 
@@ -108,7 +114,10 @@ def loss(model: SpikingMLP, reg: str, x, x_pert, y, p: dict) -> tuple[torch.Tens
     clean_currents = model.lif2.currents
     pert = model(x_pert)
     y_traj = mppd(clean_currents, model.lif2.currents, model.tau)
-    r = regulariser(reg, y_traj)
+    if reg == "tv_l1_shuffled":  # the placebo: the clean currents of another sample of the batch (rolled by one)
+        r = regulariser(reg, mppd(clean_currents.roll(1, dims=1), model.lif2.currents, model.tau))
+    else:
+        r = regulariser(reg, y_traj)
     ce = p["kappa"] * F.cross_entropy(clean, y) + (1 - p["kappa"]) * F.cross_entropy(pert, y)
     alpha = 0.0 if reg == "plain" else p["alpha"]
     with torch.no_grad():

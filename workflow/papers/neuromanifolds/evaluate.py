@@ -98,7 +98,12 @@ def control_measures(dims, singular, fibers, fibers_monomial, critical, sparsity
     return {"monomial_sigma": sigma, "generic_sigma": sigma,
             "symmetric_pair": measure(dims, swapped(singular, "point", "node", "symmetric_pair"), fibers, critical,
                                       sparsity),
-            "mlp_subnetwork": kinds, "cnn_subnetwork": kinds}
+            "mlp_subnetwork": kinds, "cnn_subnetwork": kinds,
+            # placebos: x^r with its homogeneity made inert (C2); W paired with a random non-preimage partner (C4)
+            "placebo_homogeneity": measure(swapped(dims, "activation", "monomial", "monomial_perturbed"), singular,
+                                           fibers, critical, sparsity),
+            "placebo_preimage": measure(dims, swapped(singular, "point", "node", "random_partner"), fibers, critical,
+                                        sparsity)}
 
 
 def table_a(dims: pd.DataFrame, singular: pd.DataFrame) -> pd.DataFrame:

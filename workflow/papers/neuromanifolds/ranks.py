@@ -1,7 +1,8 @@
 """E1/E2/E4: Jacobian ranks of the parametrisation (float SVD and exact mod p) for every MLP and CNN, sigma generic
 and x^r (the x^r rows are the contrast that controls the generic claims, and vice versa), at random and zero-padded
 points, plus the singular points of sparse subnetworks (dead neuron, CNN node) and C4's control (a CNN point paired
-with its x^r-symmetric image)."""
+with its x^r-symmetric image). Placebos: C2's x^r with a small seeded lower-degree perturbation (MLP rows of activation
+``monomial_perturbed``) and C4's W paired with the shift of another random zero-padded point (point ``random_partner``)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -41,12 +42,26 @@ def ambients(spec: dict, r: int) -> dict:
             "ambient_monomial": methods.ambient_dim(arch, methods.activation_coeffs(r, "monomial"))}
 
 
+PERTURBATION = 0.125  # C2's placebo: x^r + PERTURBATION * (a seeded generic polynomial of degree < r), dyadic
+
+
+def perturbed_monomial(r: int, seed: int) -> np.ndarray:
+    """C2's placebo activation: x^r with only its homogeneity made inert, sigma = x^r + 0.125 sum_{i=1}^{r-1} c_i x^i
+    with c_i ~ N(0, 1) from its own seeded stream (c_0 = 0 as for every sigma here): the same degree and leading
+    term, no per-neuron scaling symmetry."""
+    c = methods.activation_coeffs(r, "monomial")
+    c[1:r] = PERTURBATION * np.random.default_rng([seed, 31]).standard_normal(r - 1)
+    return c
+
+
 def dimension_row(rep: dict, seed: int, sigma: str, spec: dict) -> dict:
     return {k: rep.get(k, np.nan) for k in DIM_COLUMNS} | {"sigma": sigma, "seed": seed} | ambients(spec, rep["degree"])
 
 
 def dimension_rows(specs: list[dict], degrees: list[int], n_points: int, seed: int, log=print) -> tuple[list, dict]:
-    """E1 (MLP) and E2 (CNN, at a random and at a zero-padded point) for every degree, sigma generic and x^r."""
+    """E1 (MLP) and E2 (CNN, at a random and at a zero-padded point) for every degree, sigma generic and x^r; for the
+    MLPs also C2's placebo (activation ``monomial_perturbed``: ``perturbed_monomial`` at the x^r row's very point, since
+    explicit coefficients, like x^r, draw nothing before the parameters and inputs)."""
     rows, spectra = [], {}
     for spec in specs:
         label = methods.make_arch(spec).label()
@@ -58,7 +73,12 @@ def dimension_rows(specs: list[dict], degrees: list[int], n_points: int, seed: i
                 spectra[spectrum_key(label, r, activation)] = rep["singular_values"]
                 if spec["kind"] == "cnn" and activation == "generic":
                     spectra[spectrum_key(label, r, "zero_padded")] = rep["singular_values_zero_padded"]
-            last = rows[-2]  # the generic row
+            generic_row = rows[-2]
+            if spec["kind"] == "mlp":
+                c = perturbed_monomial(r, s)
+                rep = methods.architecture_dimension(spec, r, c, n_points=n_points, seed=s)
+                rows.append(dimension_row(rep, s, poly(c), spec) | {"activation": "monomial_perturbed"})
+            last = generic_row
             log(f"{label} r={r}: rank {last['rank_numeric']} (exact >= {last['rank_exact_lb']}) of bound "
                 f"{last['upper_bound']}, #params {last['n_params']}, ambient {last['ambient']}")
     return rows, spectra
@@ -101,6 +121,11 @@ def singular_rows(specs: list[dict], degrees: list[int], n_points: int, seed: in
                 rows.append(base | {"point": "node", "shifts": " ".join(map(str, shifts))} | {k: rep[k] for k in keep})
                 pair = methods.cnn_symmetric_pair_report(arch, r, X, thz)
                 rows.append(base | {"point": "symmetric_pair", "shifts": ""} | {k: pair[k] for k in keep})
+                # C4's placebo: W paired with the shift of another random zero-padded point (W' 's zero pattern,
+                # not a preimage of phi(W)): only "W' computes W's function" made inert, the same shift and sigma
+                other = methods.cnn_zero_padded_params(arch, np.random.default_rng([point_seed(seed, arch.label(), r), 41]), shifts)
+                rand = methods._pair_report(arch, c, X, thz, methods.shift_cnn_params(arch, other, shifts))
+                rows.append(base | {"point": "random_partner", "shifts": " ".join(map(str, shifts))} | {k: rand[k] for k in keep})
                 log(f"{arch.label()} r={r}: node at shift {shifts}: max|phi(W)-phi(W')| = {rep['max_abs_diff']:.2g}, "
                     f"joint rank {rep['rank_joint']} vs sum k {rep['sum_k']}; x^r symmetric pair: joint rank "
                     f"{pair['rank_joint']}")

@@ -22,7 +22,7 @@ from workflow.core.io import read_npz, write_text
 from workflow.core.step import Step
 
 from . import plan, scores
-from .plan import BASELINES, CONTROL
+from .plan import BASELINES, CONTROL, PLACEBO
 from .scores import spearman_vs_sigma2
 
 CLAIMS = Path(__file__).with_name("claims.yaml")
@@ -88,6 +88,24 @@ def measure_sweep(sweep: pd.DataFrame, variant: str = "sigma") -> dict[str, list
             "c3_spearman_vendi_vs_sigma2": [float(r["vendi"]) for r in rho]}
 
 
+SHUFFLE_SEED = 2026  # C3's placebo: the sigma^2 labels permuted among each seed's sweep runs
+
+
+def sigma_shuffled(sweep: pd.DataFrame, variant: str = "sigma", seed: int = SHUFFLE_SEED) -> pd.DataFrame:
+    """C3's placebo: the sweep's own runs (``variant``) with their sigma^2 labels permuted within each seed by a seeded
+    random permutation other than the identity (its own per seed), so that a run's label no longer says its kernel
+    width; the runs, their fitness and Vendi are the method's. Other variants are left out."""
+    out = []
+    for k, (s, g) in enumerate(sweep[sweep.variant == variant].groupby("seed", sort=True)):
+        labels = g.sigma2.to_numpy()
+        rng = np.random.default_rng([seed, int(s)])
+        order = np.arange(len(labels))
+        while len(labels) > 1 and (order == np.arange(len(labels))).all():
+            order = rng.permutation(len(labels))
+        out.append(g.assign(sigma2=labels[order]))
+    return pd.concat(out, ignore_index=True) if out else sweep.iloc[:0]
+
+
 def measure_properties(trials: pd.DataFrame, limit: pd.DataFrame, variant: str = "soft_qd") -> dict[str, list]:
     """C4: per trial 1/0 whether each property held (to float rounding); per configuration the limit's error."""
     trials, limit = trials[trials.variant == variant], limit[limit.variant == variant]
@@ -122,7 +140,9 @@ def measure_controls(runs: pd.DataFrame, sweep: pd.DataFrame, trials: pd.DataFra
     """{control: {claim metric: [value per unit]}}, by the same functions as the claims' own values. An A/A null
     (aa_*) keeps every metric of its claims, empty where it has no independent partner ("no value measured")."""
     controls = {"no_repulsion": measure_comparisons(runs, CONTROL), "fixed_sigma": measure_sweep(sweep, "fixed"),
-                "faulty_mean": measure_properties(trials, limit, "faulty_mean")}
+                "faulty_mean": measure_properties(trials, limit, "faulty_mean"),
+                "placebo_random_neighbours": measure_comparisons(runs, PLACEBO),
+                "placebo_sigma_shuffled": measure_sweep(sigma_shuffled(sweep))}
     nulls = {"aa_best_baseline": measure_comparisons(aa_best_baseline(runs)),
              "aa_one_sigma": measure_sweep(sweep, "fixed")}  # C3's A/A null: the runs of fixed_sigma, see claims.yaml
     return {name: {k: v for k, v in metrics.items() if v} for name, metrics in controls.items()} | nulls

@@ -2,7 +2,8 @@
 the LP benchmarks they optimise, in torch. The scores they are judged by (Soft QD, QD, Vendi) are in scores.py.
 
 Pure functions, deterministic given seeds, no I/O.
-  * squad                    -- SQUAD optimiser (batched, kNN repulsion, per-row Adam, logit descriptors)
+  * squad                    -- SQUAD optimiser (batched, kNN repulsion, per-row Adam, logit descriptors; the
+                                placebo repels from random members instead)
   * lp_rastrigin / lp_sphere -- LP benchmarks (objective in [0,100], descriptors in [0,1]^m)
   * run_map_elites / run_cma_mae / run_cma_maega -- thin pyribs (``ribs``) baselines; raise ImportError if ribs missing
   * run_method               -- one method with its knobs at one m (what a run job and a tuning grid call)
@@ -14,7 +15,7 @@ import math
 import numpy as np
 import torch
 
-from .plan import CONTROL, METHODS, budget, per_m
+from .plan import CONTROL, METHODS, PLACEBO, budget, per_m
 from .scores import require_ribs, soft_qd_lower_bound
 
 LIM = 5.12
@@ -81,7 +82,8 @@ def _logit(b: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
 
 def squad(benchmark: str = "rastrigin", D: int = 32, m: int = 4, N: int = 64, epochs: int = 20,
           sigma2: float = 0.1, lr: float = 0.05, batch_size: int = 64, K: int = 16, seed: int = 0,
-          betas=(0.9, 0.999), eps: float = 1e-8, x0: np.ndarray | None = None) -> dict:
+          betas=(0.9, 0.999), eps: float = 1e-8, x0: np.ndarray | None = None,
+          random_neighbours: bool = False) -> dict:
     """SQUAD: ascend the Soft-QD lower bound with per-solution Adam on mini-batches (port of softqd.py).
 
     Per batch B (random permutation each epoch): loss = -[sum_{i in B} f_i
@@ -89,11 +91,16 @@ def squad(benchmark: str = "rastrigin", D: int = 32, m: int = 4, N: int = 64, ep
     l = logit(clip(b)) descriptors; neighbours' f, l come detached from a cache; self and k < 1e-6 dropped.
     Adam moments/step counts are kept per row and only batch rows are updated.
 
+    ``random_neighbours`` (the placebo of C1 and C2): each row is repelled from K population members drawn at random
+    (distinct, never itself; from a generator of its own, so that the initial population and the batches are
+    SQUAD's) instead of its K nearest in descriptor space; the term, its kernel, sigma2 and every other step kept.
+
     Returns dict: x (N,D) np, f (N,), b (N,m) in [0,1], history {mean_f, max_f, lower_bound} per epoch
     (index 0 = init), n_evals (int, initial N + one re-evaluation per updated solution).
     """
     fn = BENCHMARKS[benchmark]
     g = torch.Generator().manual_seed(seed)
+    g_nn = torch.Generator().manual_seed(seed + 7919) if random_neighbours else None  # the placebo's own draws
     dt = torch.float64
     if x0 is None:
         x = (torch.rand(N, D, generator=g, dtype=dt) * 2 - 1) * LIM
@@ -126,6 +133,8 @@ def squad(benchmark: str = "rastrigin", D: int = 32, m: int = 4, N: int = 64, ep
             if kk > 0:
                 with torch.no_grad():
                     d2all = torch.cdist(lc[idx], lc) ** 2
+                    if g_nn is not None:  # the placebo: random "distances", so the K picked are random members
+                        d2all = torch.rand(d2all.shape, generator=g_nn, dtype=dt)
                     d2all[torch.arange(len(idx)), idx] = float("inf")  # drop self
                     nn = d2all.topk(kk, largest=False).indices          # (B, K)
                 lj, fj = lc[nn], fc[nn]                                  # detached cache
@@ -256,9 +265,10 @@ def run_method(method: str, benchmark: str, m: int, seed: int, p: dict) -> dict:
     p holds the budget (N, epochs), D, and the method's knobs (SQUAD: lr, sigma2, batch_size, K; ribs baselines:
     cells, n_emitters, batch_per_emitter and their own)."""
     D, E = int(p["D"]), budget(p)
-    if method in ("squad", CONTROL):
+    if method in ("squad", CONTROL, PLACEBO):
         return squad(benchmark, D=D, m=m, N=p["N"], epochs=p["epochs"], sigma2=per_m(p["sigma2"], m),
-                     lr=per_m(p["lr"], m), batch_size=p["batch_size"], K=0 if method == CONTROL else p["K"], seed=seed)
+                     lr=per_m(p["lr"], m), batch_size=p["batch_size"], K=0 if method == CONTROL else p["K"], seed=seed,
+                     random_neighbours=method == PLACEBO)
     common = dict(budget=E, seed=seed, D=D, m=m, centroids=p["cells"], batch_size=p["batch_per_emitter"],
                   n_emitters=p["n_emitters"])
     if method == "cma_mae":

@@ -1,7 +1,7 @@
 """The jobs of this paper, as pure functions of its params section (params.yaml: soft_qd).
 
 One run job per benchmark x m x seed runs every method planned there in turn (the baselines, SQUAD, and its
-control where the control runs), each from its own seed as before: a job's start-up (python, torch, ribs and its
+control and placebo where they run: the claims' cells), each from its own seed as before: a job's start-up (python, torch, ribs and its
 numba compilation) is paid once for all of them. The rule file builds its job lists from these functions and the
 evaluate step finds the same files through them: no command line grows with the number of runs.
 """
@@ -11,7 +11,9 @@ OUT = "results/soft_qd"
 BENCHMARKS = ("rastrigin", "sphere")  # = methods.BENCHMARKS (a test checks it); here without torch
 BASELINES = ("cma_mae", "cma_maega", "map_elites")
 CONTROL = "squad_norep"  # SQUAD with the repulsion term removed (K = 0 neighbours): fitness ascent only
-METHODS = ("squad", *BASELINES, CONTROL)
+PLACEBO = "squad_randnn"  # SQUAD repelled from K random population members instead of its K nearest (C1, C2's placebo)
+METHODS = ("squad", *BASELINES, CONTROL, PLACEBO)
+SQUAD_VARIANTS = ("squad", CONTROL, PLACEBO)  # the runs with SQUAD's knobs
 HEATMAP_BENCHMARK = "rastrigin"  # Fig. C's archives: every method on LP-Rastrigin at heatmap.m, heatmap.seed
 # The sections of `soft_qd` that decide which runs exist (what the evaluate rule reads, besides its own knob).
 RUN_SECTIONS = ("benchmarks", "methods", "seeds", "control", "heatmap")
@@ -37,6 +39,7 @@ def runs(p: dict) -> list[tuple[str, int, str, int]]:
     out = [(bench, m, method, seed) for bench, b in p["benchmarks"].items() for m in b["ms"] for method in p["methods"]
            for seed in b.get("seeds", p["seeds"])]
     out += [(p["control"]["benchmark"], m, CONTROL, seed) for m in p["control"]["ms"] for seed in p["seeds"]]
+    out += [(p["control"]["benchmark"], m, PLACEBO, seed) for m in p["control"]["ms"] for seed in p["seeds"]]
     out += [(HEATMAP_BENCHMARK, p["heatmap"]["m"], method, p["heatmap"]["seed"]) for method in p["methods"]]
     return list(dict.fromkeys(out))  # without repeats, first occurrence kept
 

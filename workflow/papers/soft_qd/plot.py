@@ -14,7 +14,7 @@ from workflow.core.io import read_npz
 from workflow.core.step import Step
 
 LABELS = {"squad": "SQUAD", "cma_mae": "CMA-MAE (ribs)", "cma_maega": "CMA-MAEGA (ribs)", "map_elites": "MAP-Elites (ribs)",
-          "squad_norep": "SQUAD w/o repulsion (control)"}
+          "squad_norep": "SQUAD w/o repulsion (control)", "squad_randnn": "SQUAD, random neighbours (placebo)"}
 ORDER = list(LABELS.values())
 
 

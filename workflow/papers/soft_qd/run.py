@@ -22,8 +22,8 @@ RIBS_SHARED = ("cells", "n_emitters", "batch_per_emitter")  # params soft_qd.rib
 
 def knobs(method: str, p: dict) -> dict:
     """The flat knobs of one method (methods.run_method) from the job's params: budget, D, the `squad` section and
-    the `ribs` section (shared knobs, and one sub-section per baseline). The control runs with SQUAD's knobs."""
-    if method in ("squad", plan.CONTROL):
+    the `ribs` section (shared knobs, and one sub-section per baseline). The control and the placebo run with SQUAD's knobs."""
+    if method in plan.SQUAD_VARIANTS:
         own = {k: p[k] for k in SQUAD_KNOBS}
     else:
         own = {**{k: p[k] for k in RIBS_SHARED}, **p[method]}

@@ -39,7 +39,7 @@ def tune(method: str, m: int, seed: int, p: dict, grid: dict, centroids, log=pri
 
 def main(argv=None):
     step = Step("soft_qd", "tune", __doc__)
-    step.parser.add_argument("--method", choices=[m for m in plan.METHODS if m != plan.CONTROL], required=True)
+    step.parser.add_argument("--method", choices=[m for m in plan.METHODS if m not in (plan.CONTROL, plan.PLACEBO)], required=True)
     step.parser.add_argument("--m", type=int, required=True, help="behaviour-space dimension")
     step.parser.add_argument("--centroids", type=Path, required=True, help="evaluation archive of this m (.npz)")
     step.parser.add_argument("--out", type=Path, required=True, help=".csv, one row per configuration")
