@@ -130,7 +130,8 @@ def test_steps_record_the_values_they_used(smoke_repo):
     rec = json.loads((smoke_repo / "results/cosa/logs/tta/co2/dlinear_H13_s0.run.json").read_text())
     assert rec["params"]["cosa.datasets.co2.lookback"] == 52
     assert rec["params"]["cosa.tta"]["methods"] == ["no_tta", "last_error", "cosa", "tafas_lite", "cosa_stale_gt",
-                                                    "cosa_leak_one_step"]
+                                                    "cosa_leak_one_step", "cosa_flip_resid", "cosa_shuffled_ctx",
+                                                    "cosa_input_gcm"]
     assert rec["rule"] == "cosa_tta" and rec["wildcards"] == "H=13,base=dlinear,dataset=co2,seed=0"
 
 

@@ -154,6 +154,7 @@ def test_cosa_adapter_identity_at_init(tiny):
 @pytest.mark.parametrize("method,extra", [
     ("cosa", {}), ("tafas_lite", {}), ("last_error", {}), ("cosa_no_gate", {}),
     ("cosa", {"official_adjust": True, "grad_clip": None, "batch_size": 30, "steps": 5}),
+    ("cosa_flip_resid", {}), ("cosa_shuffled_ctx", {}), ("cosa_input_gcm", {}),  # the placebos are leakage-free too
 ])
 def test_leakage_mask_future_bit_identical(tiny, method, extra):
     z, sp, base, L, H = tiny["z"], tiny["split"], tiny["base"], tiny["L"], tiny["H"]
@@ -178,7 +179,7 @@ def test_leakage_check_detects_a_leaky_mask(tiny, monkeypatch):
 
 
 # ------------------------------------------------------------------------------ frozen base (K4 b)
-@pytest.mark.parametrize("method", ["cosa", "tafas_lite"])
+@pytest.mark.parametrize("method", ["cosa", "tafas_lite", "cosa_input_gcm"])
 def test_only_adapter_params_trained_base_unchanged(tiny, method):
     z, sp, base, L, H = tiny["z"], tiny["split"], tiny["base"], tiny["L"], tiny["H"]
     before = _state_hash(base)
@@ -189,6 +190,10 @@ def test_only_adapter_params_trained_base_unchanged(tiny, method):
     if method == "cosa":
         assert sorted(r["trainable"]) == ["bias", "gate", "weight"]
         assert r["adapter_params"] == H * (H + 5) + H + 1
+    elif method == "cosa_input_gcm":  # COSA's adapter + TAFAS-lite's input module, nothing else
+        assert sorted(r["trainable"]) == ["adapter.bias", "adapter.gate", "adapter.weight", "in_cali.bias",
+                                          "in_cali.gating", "in_cali.weight"]
+        assert r["adapter_params"] == H * (H + 5) + H + 1 + (L * L + L + 1) * 7
     else:
         assert all(n.startswith(("in_cali.", "out_cali.")) for n in r["trainable"])
         assert r["adapter_params"] == (L * L + L + 1) * 7 + (H * H + H + 1) * 7
@@ -243,6 +248,28 @@ def test_stale_gt_control_learns_only_from_training_windows():
     assert np.array_equal(masked["predictions"], stale["predictions"])
     with pytest.raises(ValueError, match="stale_pool"):
         S.run_stream(base, x, (s, 70), L, H, "cosa_stale_gt", batch_size=B)
+
+
+def test_the_placebos_change_only_their_ingredient():
+    """Ramp x_t = t/100. cosa_shuffled_ctx: every context value is a matured mean COSA's own buffer also holds, drawn
+    at random (not always the last K). cosa_flip_resid: its targets are Y0 + s (Y - Y0), so its context means differ
+    from COSA's; both are deterministic given the seed, and a different seed draws differently."""
+    s, L, H, B, K = 30, 4, 6, 4, 3
+    x = (np.arange(120, dtype=np.float64) / 100.0)[:, None]
+    base = Base.make_base("dlinear", L, H, 1)
+    kw = dict(context_size=K, batch_size=B, lr=1e-3, steps=1, return_predictions=True)
+    own = S.run_stream(base, x, (s, 110), L, H, "cosa", **kw)
+    ctx = S.run_stream(base, x, (s, 110), L, H, "cosa_shuffled_ctx", **kw)
+    matured = {round(v, 12) for c in own["context"] for v in c}
+    assert all(round(v, 12) in matured for c in ctx["context"] for v in c)
+    assert ctx["context"] != own["context"] and ctx["adapter_params"] == own["adapter_params"]
+    assert ctx["context"] == S.run_stream(base, x, (s, 110), L, H, "cosa_shuffled_ctx", **kw)["context"]
+    flip = S.run_stream(base, x, (s, 110), L, H, "cosa_flip_resid", **kw)
+    assert flip["context"] != own["context"] and flip["adapter_params"] == own["adapter_params"]
+    again = S.run_stream(base, x, (s, 110), L, H, "cosa_flip_resid", **kw)
+    other = S.run_stream(base, x, (s, 110), L, H, "cosa_flip_resid", **kw | {"seed": 1})
+    assert np.array_equal(again["predictions"], flip["predictions"])
+    assert not np.array_equal(other["predictions"], flip["predictions"])
 
 
 def test_leak_check_passes_cosa_and_flags_the_one_step_leak(tiny):

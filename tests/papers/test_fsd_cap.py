@@ -218,14 +218,33 @@ def test_variants_share_stage1_and_the_pre_gnn():
     assert not np.allclose(feats["cap_no_classes"], feats["fsd_cap"])
 
 
+def test_the_placebo_runs_cap_on_label_free_classes():
+    """cap_label_free: CAP on a seeded k-means partition of the stage-1 features (a function of z alone, no label),
+    with the method's own confidences, entropy weights and pull."""
+    from workflow.papers.fsd_cap.evaluate import CONTROLS
+
+    a, x, y, split, mask = small_graph()
+    feats, _ = M.fsd_family(["stage1_only", "fsd_cap", "cap_label_free"], a, x, mask, y, split, "uniform", IMP, GNN, 0)
+    z, pre = feats["stage1_only"], M.pre_gnn(a, feats["stage1_only"], y, split, GNN, 0)
+    yhat = M.label_free_classes(z, 3, 0)
+    assert set(np.unique(yhat)) == {0, 1, 2} and np.array_equal(yhat, M.label_free_classes(z, 3, 0))
+    assert yhat[0] == 0  # ids in the order of their first node
+    conf = M.softmax_confidence(pre["last_logits"], 10.0)
+    refined = M.class_aware_propagation(z, mask, yhat, conf, M.entropy_weights(a, yhat, 3), 3)
+    assert np.allclose(feats["cap_label_free"], refined)
+    assert not np.allclose(feats["cap_label_free"], feats["fsd_cap"])
+    assert not np.allclose(feats["cap_label_free"], z)
+    assert CONTROLS["placebo_class_labels"] == "cap_label_free"
+
+
 def test_the_imputer_never_reads_the_selection_nodes_labels_and_the_official_protocol_does():
     a, x, y, split, mask = small_graph()
     y2 = y.copy()
     y2[split["val_sel"]] = (y[split["val_sel"]] + 1) % 3  # other labels on the selection nodes only
-    names = ["fsd_cap", "cap_no_classes", "cap_train_labels_only", "fsd_cap_official"]
+    names = ["fsd_cap", "cap_no_classes", "cap_train_labels_only", "cap_label_free", "fsd_cap_official"]
     f1, _ = M.fsd_family(names, a, x, mask, y, split, "uniform", IMP, GNN, 0)
     f2, _ = M.fsd_family(names, a, x, mask, y2, split, "uniform", IMP, GNN, 0)
-    for n in names[:3]:
+    for n in names[:4]:
         assert np.array_equal(f1[n], f2[n]), n
     assert not np.allclose(f1["fsd_cap_official"], f2["fsd_cap_official"])  # the leak the S1 check must catch
     y3 = y.copy()

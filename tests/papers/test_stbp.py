@@ -255,6 +255,31 @@ def test_derangement_moves_every_node_and_shuffles_the_bank_rows_only():
     assert torch.allclose(model(x, perm), swapped(x, torch.arange(3)), atol=1e-6)
 
 
+def test_the_placebo_deals_the_bank_rows_at_random_in_training_only():
+    """stbp_shuffled_bank: STBP's init and parameters; each training forward reads the bank through a fresh random
+    permutation of the nodes (its own generator), evaluation reads row i for node i as STBP does."""
+    torch.manual_seed(0)
+    model, trains = S.carry_over("stbp", None, 0, 5, 8)
+    torch.manual_seed(0)
+    placebo, _ = S.carry_over("stbp_shuffled_bank", None, 0, 5, 8)
+    assert trains and all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), placebo.state_dict().values()))
+    x = torch.randn(2, 5, 12)
+    model.eval(), placebo.eval()
+    assert torch.equal(model(x, torch.arange(5)), placebo(x, torch.arange(5)))  # evaluation: STBP's reading
+    placebo.train()
+    placebo.seed_shuffle(3)
+    first = placebo(x, torch.arange(5))
+    outs = [placebo(x, torch.arange(5)) for _ in range(4)]
+    assert any(not torch.allclose(first, o) for o in outs)  # a new dealing of the rows in every training batch
+    placebo.seed_shuffle(3)
+    assert torch.equal(first, placebo(x, torch.arange(5)))  # seeded: the same run gives the same permutations
+    torch.manual_seed(1)
+    _ = torch.rand(1)
+    state = torch.get_rng_state()
+    placebo(x, torch.arange(5))
+    assert torch.equal(state, torch.get_rng_state())  # the global RNG (init of new rows) is untouched
+
+
 def _years_table():
     """One seed, years 0-1, STBP and its comparators; shuffled columns double STBP's MAEs."""
     rows = []
@@ -283,6 +308,12 @@ def test_controls_are_measured_by_the_same_function():
     assert c["unfrozen"]["k2_trainable_minus_3dN"] == [1000.0 - 3 * 8 * 6]  # the freezing check catches it
     assert c["unfrozen"]["k2_time_ratio_vs_retrain"] == pytest.approx([0.6])
     assert (years.loc[years.method == "stbp", "mae_avg"] == 10.0).all()  # the controls leave the table untouched
+    placebo = years[years.method == "stbp"].assign(method=E.PLACEBO, **{c: 11.0 for c in E.METRIC_COLS + E.NODE_COLS})
+    with_placebo = pd.concat([years, placebo], ignore_index=True)
+    c = E.controls_of(with_placebo, back)  # the placebo run in STBP's place, measured by the same function
+    assert c["placebo_bank"]["k1_ratio_vs_trafficstream"] == pytest.approx([11 / 12] * 2)
+    assert c["placebo_bank"]["k4_night_ratio_vs_backbone_only"] == pytest.approx([11 / 20])
+    assert E.measure(with_placebo, back) == m  # STBP's own values untouched
 
 
 def test_plan_lists_each_run_once_in_plan_order():
@@ -318,7 +349,7 @@ def test_every_method_runs_the_yearly_protocol(tiny_stream, method):
     assert all(np.isfinite(y["mae_avg"]) and np.isfinite(y["shuffled_mae_avg"]) for y in r["years"])
     assert np.isfinite(r["backward"]["mae_year0_final"]) and r["years"][0]["trained"]
     later = [y["trainable"] for y in r["years"][1:]]
-    if method in ("stbp", "stbp_no_freq"):
+    if method in ("stbp", "stbp_no_freq", "stbp_shuffled_bank"):
         assert later == [3 * 4 * 8, 3 * 4 * 10]  # only the bank: 3 d values per node
     if method in ("static", "stbp_no_bank_mod"):
         assert later == [0, 0] and not any(y["trained"] for y in r["years"][1:])

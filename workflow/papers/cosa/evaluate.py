@@ -5,7 +5,7 @@ The cells' files (and the one whose traces Figs. B/C show) are found through the
 command line grows with the number of cells.
 
 Each claim's metrics are measured once per unit (a cell, or a (base, seed) pair for K3) by ``measure``; the
-negative controls are judged by the same checks on ``measure`` with the control run in COSA's place."""
+negative controls and the placebos are judged by the same checks on ``measure`` with their run in COSA's place."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,7 +22,11 @@ from . import plan
 CLAIMS = Path(__file__).with_name("claims.yaml")
 REAL_HOURLY = ("vic_elec", "EPF_FR_BE")
 ABLATIONS = {"context": "cosa_no_ctx", "gate": "cosa_no_gate", "pogt": "cosa_no_pogt", "calr": "cosa_no_calr"}
-CONTROLS = {"stale_gt": "cosa_stale_gt", "leaky": "cosa_leak_one_step"}  # claims.yaml control -> the run in COSA's place
+CONTROLS = {"stale_gt": "cosa_stale_gt", "leaky": "cosa_leak_one_step",  # claims.yaml control -> the run in COSA's place
+            # placebos: COSA with only the credited ingredient made inert (the sign of the observed error; the
+            # recency of the context; the output-only design), measured like the negative controls
+            "placebo_residual_sign": "cosa_flip_resid", "placebo_context": "cosa_shuffled_ctx",
+            "placebo_output_only": "cosa_input_gcm"}
 # A/A nulls (claims.yaml `nulls:`): the comparator of the same (data set, base, horizon) and the next seed in COSA's
 # place (claims.stand_in), so that a comparison meets the comparator's own seed-to-seed noise and nothing else.
 NULLS = {"aa_no_tta": "no_tta", "aa_tafas": "tafas_lite"}

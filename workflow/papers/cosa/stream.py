@@ -40,7 +40,12 @@ metrics read the true future. Predictions are bit-identical with and without the
 
 Two variants exist only as negative controls: ``cosa_stale_gt`` (the adapter learns from the ground truth of
 random *training* windows instead of the stream's: no test-time signal) and ``cosa_leak_one_step`` (the
-partial step reads one unobserved value per sample: a leak the K4 check must flag).
+partial step reads one unobserved value per sample: a leak the K4 check must flag). Two exist only as placebos:
+``cosa_flip_resid`` (every ground truth the adapter reads is ``Y0 + s (Y - Y0)`` with a seeded random sign ``s`` per
+window: the observed error keeps its size but loses its direction), ``cosa_shuffled_ctx`` (the context holds the
+means of K matured batches drawn at random from all matured so far, not the last K: recency made inert) and
+``cosa_input_gcm`` (COSA's adapter behind TAFAS's input module: ``Yhat = adapter(f(GCM_in(X)), C)``, so that every
+step back-propagates through the frozen base, as TAFAS does).
 
 No file I/O, no printing; deterministic given ``seed`` (run with ``torch.set_num_threads(1)``).
 """
@@ -65,13 +70,15 @@ __all__ = [
     "OutputAdapter",
     "GCM",
     "TafasLite",
+    "CosaInputGcm",
     "partial_mask",
     "run_stream",
     "select_hparams",
 ]
 
 METHODS = ("no_tta", "last_error", "cosa", "cosa_no_ctx", "cosa_no_gate", "cosa_no_pogt", "cosa_no_calr",
-           "tafas_lite", "cosa_stale_gt", "cosa_leak_one_step")
+           "tafas_lite", "cosa_stale_gt", "cosa_leak_one_step", "cosa_flip_resid", "cosa_shuffled_ctx",
+           "cosa_input_gcm")
 
 # method -> (context used, gate, full-GT drain steps, partial-GT steps, CALR; optional: stale, lookahead)
 _COSA = dict(ctx=True, gate=True, full=True, partial=True, calr=True)
@@ -88,6 +95,18 @@ _COSA_VARIANTS = {
     # faulty variant for the leakage check (K4): the partial-GT step also reads the first not-yet-observed value
     # of every sample (the off-by-one of the official ``cur_step = obs_end - 1`` bookkeeping)
     "cosa_leak_one_step": _COSA | dict(lookahead=1),
+    # placebo of the gain claims: every ground-truth window the adapter reads is the frozen base's prediction plus the
+    # window's own residual with a random sign (a seeded +-1 per window): the same residual sizes, loss scale, steps
+    # and tuning, but the direction of the observed error (the test-time signal) is made inert
+    "cosa_flip_resid": _COSA | dict(flip=True),
+    # placebo of the claim against TAFAS: the context vector holds K ground-truth means drawn at random (seeded) from
+    # every batch matured so far instead of the last K: the same values, parameters and input scale, recency made inert
+    "cosa_shuffled_ctx": _COSA | dict(shuffle_ctx=True),
+    # placebo of the speed claim: COSA's output adapter behind TAFAS's input calibration module (GCM on the look-back
+    # window), so that every step back-propagates through the frozen base as TAFAS does: the output-only design, the
+    # ingredient the speed claim credits, replaced by the comparator's version of it; COSA's adapter, context,
+    # CALR, steps and tuning kept
+    "cosa_input_gcm": _COSA | dict(input_gcm=True),
 }
 
 
@@ -243,6 +262,22 @@ class GCM(nn.Module):
         return z + torch.tanh(self.gating) * corr
 
 
+class CosaInputGcm(nn.Module):
+    """The speed placebo: COSA's output adapter on the base's output for a calibrated input,
+    ``Yhat = adapter(f_base(GCM_in(X)), C)`` (TAFAS's input module, so the base is back-propagated through)."""
+
+    def __init__(self, lookback: int, channels: int, adapter: OutputAdapter, gating_init: float = 0.01):
+        super().__init__()
+        self.in_cali = GCM(lookback, channels, gating_init)
+        self.adapter = adapter
+
+    def gate_value(self) -> float:
+        return self.adapter.gate_value()
+
+    def forward(self, base: nn.Module, x: torch.Tensor, ctx: torch.Tensor) -> torch.Tensor:
+        return self.adapter(base(self.in_cali(x)), ctx)
+
+
 class TafasLite(nn.Module):
     """TAFAS-lite: ``Yhat = GCM_out( f_base( GCM_in(X) ) )`` with the frozen base in the middle."""
 
@@ -350,7 +385,11 @@ def run_stream(base: nn.Module, series, segment: tuple[int, int], lookback: int,
 
     variant = _COSA_VARIANTS.get(method)
     stale = bool(variant and variant.get("stale"))
+    flip = bool(variant and variant.get("flip"))
+    shuffle_ctx = bool(variant and variant.get("shuffle_ctx"))
     lookahead = int(variant.get("lookahead", 0)) if variant else 0
+    if flip or shuffle_ctx:
+        placebo_draw = torch.Generator().manual_seed(seed)
     if stale:
         pool = torch.as_tensor(window_starts(stale_pool or (0, 0), L, H, input_floor=0))
         if len(pool) == 0:
@@ -362,6 +401,9 @@ def run_stream(base: nn.Module, series, segment: tuple[int, int], lookback: int,
         adapter = OutputAdapter(H, k, n_ch, var_wise=var_wise, gate=variant["gate"], seed=seed)
         use_full, use_partial, use_calr = variant["full"], variant["partial"], variant["calr"]
         fwd_fn = lambda y0, xin, ctx: adapter(y0, ctx)  # noqa: E731
+        if variant.get("input_gcm"):
+            adapter = CosaInputGcm(L, n_ch, adapter)
+            fwd_fn = lambda y0, xin, ctx: adapter(base, xin, ctx)  # noqa: E731
     elif method == "tafas_lite":
         k = 0
         adapter = TafasLite(L, H, n_ch)
@@ -386,11 +428,23 @@ def run_stream(base: nn.Module, series, segment: tuple[int, int], lookback: int,
         v[limit:] = float("nan")
         return v
 
-    def learned_truth(src: torch.Tensor, t_starts: torch.Tensor) -> torch.Tensor:
-        """The ground truth the adapter learns from: its windows', or (stale control) random pool windows'."""
+    def learned_truth(src: torch.Tensor, t_starts: torch.Tensor, y0: torch.Tensor) -> torch.Tensor:
+        """The ground truth the adapter learns from: its windows', or (stale control) random pool windows', or
+        (flip placebo) the base prediction ``y0`` plus the windows' residuals with a random sign per window."""
         if stale:
             t_starts = pool[torch.randint(len(pool), (len(t_starts),), generator=draw)]
-        return gather_windows(src, t_starts, L, H)[1]
+        truth = gather_windows(src, t_starts, L, H)[1]
+        if flip:
+            sign = torch.randint(2, (len(t_starts), 1, 1), generator=placebo_draw).to(truth.dtype) * 2 - 1
+            truth = y0 + sign * (truth - y0)
+        return truth
+
+    def context() -> np.ndarray:
+        """The context vector: the last K matured means, or (shuffled placebo) K drawn at random from all of them."""
+        if not (shuffle_ctx and buffer.history and k):
+            return buffer.vector()
+        hist = list(buffer.history)
+        return np.asarray([hist[i] for i in torch.randint(len(hist), (k,), generator=placebo_draw).tolist()])
 
     pending: OrderedDict[int, dict] = OrderedDict()
     last_resid = torch.zeros(H, n_ch)
@@ -415,7 +469,7 @@ def run_stream(base: nn.Module, series, segment: tuple[int, int], lookback: int,
             # (2) drain fully matured batches
             while pending and obs_end >= next(iter(pending.values()))["end"]:
                 _, item = pending.popitem(last=False)
-                gt = learned_truth(src, item["starts"])
+                gt = learned_truth(src, item["starts"], item["y0"])
                 buffer.push(float(gt.mean()))
                 last_resid = (gt - item["y0"]).mean(dim=0)
                 if use_full and opt is not None:
@@ -425,7 +479,7 @@ def run_stream(base: nn.Module, series, segment: tuple[int, int], lookback: int,
                                      gt, None, steps, l2_reg, grad_clip, convergence_threshold, losses)
 
             # (3) prediction with the current context
-            ctx = torch.as_tensor(buffer.vector(), dtype=torch.float32)
+            ctx = torch.as_tensor(context(), dtype=torch.float32)
             if fwd_fn is not None:
                 pred = fwd_fn(y0, x_in, ctx)
             elif method == "last_error":
@@ -438,7 +492,7 @@ def run_stream(base: nn.Module, series, segment: tuple[int, int], lookback: int,
             n_obs = min(bs - 1 + lookahead, H)
             if use_partial and opt is not None and n_obs > 0:
                 mask = partial_mask(bs, H, lookahead)
-                gt_p = learned_truth(src, t_b)
+                gt_p = learned_truth(src, t_b, y0)
                 with torch.enable_grad():
                     last = _adapt_steps(params, opt, calr, lambda: fwd_fn(y0, x_in, ctx), gt_p, mask, steps,
                                         l2_reg, grad_clip, convergence_threshold, losses)

@@ -1,7 +1,8 @@
 """Test-time adaptation of one frozen base: every method on the leakage-free stream of one (data set, base, horizon) cell.
 
 Hyper-parameters (adaptation lr x steps) of COSA and TAFAS-lite are chosen on the *validation* stream only;
-COSA's ablations and its two negative controls reuse COSA's choice (they change one component, not the tuning).
+COSA's ablations, its two negative controls and its three placebos reuse COSA's choice (they change one component,
+not the tuning).
 The leakage check (K4) runs COSA, and its deliberately leaky control, with the future masked.
 """
 from __future__ import annotations
@@ -17,7 +18,8 @@ from . import methods, models, stream
 
 TUNED = {"cosa": "cosa", "tafas_lite": "tafas_lite", "cosa_no_ctx": "cosa", "cosa_no_gate": "cosa",
          "cosa_no_pogt": "cosa", "cosa_no_calr": "cosa", "cosa_stale_gt": "cosa",
-         "cosa_leak_one_step": "cosa"}  # method -> whose validation choice it uses
+         "cosa_leak_one_step": "cosa", "cosa_flip_resid": "cosa",
+         "cosa_shuffled_ctx": "cosa", "cosa_input_gcm": "cosa"}  # method -> whose validation choice it uses
 LEAK_CHECKED = ("cosa", "cosa_leak_one_step")  # the method K4 is about, and the leak the check must catch
 
 

@@ -3,7 +3,8 @@ missing, + full features) and the claims of claims.yaml (paired per (mask, seed)
 
 The claims' metrics come from one function, `measure(table, rate, method)`: with method = fsd_cap they are the
 claims; with a control variant in FSD-CAP's place (cap_no_classes: the class-aware step broken; fsd_cap_official:
-the official label use, leaking the selection nodes' labels) they are that control's values for the same checks.
+the official label use, leaking the selection nodes' labels; cap_label_free: CAP's classes from k-means of the stage-1
+features, the placebo) they are that control's values for the same checks.
 The A/A nulls (`AA`, `aa_null`) put each claim's comparator, from another seed of the same (graph, task, mask), in
 FSD-CAP's place and measure the same differences."""
 from __future__ import annotations
@@ -21,7 +22,8 @@ from . import plan
 from .tables import at_rate
 
 CLAIMS = Path(__file__).with_name("claims.yaml")
-CONTROLS = {"cap_no_classes": "cap_no_classes", "official_protocol": "fsd_cap_official"}  # control -> method in FSD-CAP's place
+# control -> method in FSD-CAP's place (placebo_class_labels: CAP with label-free classes, the claims' placebo)
+CONTROLS = {"cap_no_classes": "cap_no_classes", "official_protocol": "fsd_cap_official", "placebo_class_labels": "cap_label_free"}
 GRAPHS = (("csbm", "csbm"), ("mfeat", "mfeat"))  # (data set, metric suffix)
 # A/A null -> {claim metric: the comparator whose runs of another seed stand in for FSD-CAP's when it is measured}
 AA = {"aa_fp_pcfi": {f"k1_gain_vs_{c}_{tag}": m for _, tag in GRAPHS for c, m in (("fp", "fp"), ("pcfi", "pcfi_lite"))},

@@ -253,13 +253,16 @@ def class_aware_propagation(z: np.ndarray, mask: np.ndarray, yhat: np.ndarray, c
 
 # ---------------------------------------------------------------- FSD-CAP and its variants, sharing their parts
 # name -> how it differs from FSD-CAP. labels: whose true labels enter ŷ; gamma: stage-1 exponent (None = params);
-# cap: run stage 2; one_class: CAP with every node in one class (the class information removed: the control).
+# cap: run stage 2; one_class: CAP with every node in one class (the class information removed: the control);
+# clusters: CAP with label-free classes, a seeded k-means of the stage-1 features into as many clusters as there are
+# classes (the labels made inert: the placebo).
 FSD_VARIANTS = {
     "fsd_cap": dict(labels=("train", "val_cap")),
     "stage1_only": dict(cap=False),
     "cap_train_labels_only": dict(labels=("train",)),
     "fsd_cap_official": dict(labels=("train", "val")),           # official: the selection nodes' labels too
     "cap_no_classes": dict(one_class=True),
+    "cap_label_free": dict(clusters=True),
     "fsd_gamma0.5": dict(labels=("train", "val_cap"), gamma=0.5),
     "fsd_gamma2": dict(labels=("train", "val_cap"), gamma=2.0),
 }
@@ -273,13 +276,28 @@ def pre_gnn(a: sp.spmatrix, z: np.ndarray, y: np.ndarray, split: dict, gnn: dict
     return graphs.train_node_classifier(a, z, y, split["train"], split["val_cap"], split["test"], seed=seed, **gnn)
 
 
+def label_free_classes(z: np.ndarray, classes: int, seed: int) -> np.ndarray:
+    """Classes that carry no label: k-means (k-means++, 4 starts, seeded) of the stage-1 features into `classes`
+    clusters, ids in the order of their first node (only the partition matters to CAP)."""
+    from sklearn.cluster import KMeans
+
+    k = max(1, min(classes, len(np.unique(z, axis=0))))
+    ids = KMeans(n_clusters=k, n_init=4, random_state=seed).fit_predict(z)
+    _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    return np.argsort(np.argsort(first))[inverse].astype(np.int64)
+
+
 def cap_stage(a: sp.spmatrix, z: np.ndarray, mask: np.ndarray, y: np.ndarray, split: dict, pre: dict,
-              variant: dict, temperature: float) -> np.ndarray:
+              variant: dict, temperature: float, seed: int = 0) -> np.ndarray:
     """Stage 2 of one variant on the stage-1 features z, given the pre-GNN's output. With `one_class` every node
     has the same pseudo-label: the prototype is the mean of z and each missing entry moves towards it by the
-    same confidences (CAP's pull without its class information)."""
+    same confidences (CAP's pull without its class information). With `clusters` the pseudo-labels are label-free
+    classes (`label_free_classes`): no label reaches CAP, whose confidences, weights, prototypes and pull are kept."""
     if variant.get("one_class"):
         yhat, classes = np.zeros(len(y), dtype=np.int64), 1
+    elif variant.get("clusters"):
+        classes = int(y.max()) + 1
+        yhat = label_free_classes(z, classes, seed)
     else:
         labelled = np.concatenate([split[k] for k in variant["labels"]])
         yhat, classes = pseudo_labels(pre["logits"], y, labelled), int(y.max()) + 1
@@ -308,7 +326,7 @@ def fsd_family(names, a: sp.spmatrix, x: np.ndarray, mask: np.ndarray, y: np.nda
             t0 = time.time()
             pre[gamma] = (pre_gnn(a, z, y, split, gnn, seed), time.time() - t0)
         t0 = time.time()
-        feats[name] = cap_stage(a, z, mask, y, split, pre[gamma][0], v, imp["temperature"])
+        feats[name] = cap_stage(a, z, mask, y, split, pre[gamma][0], v, imp["temperature"], seed)
         seconds[name] = spent + pre[gamma][1] + time.time() - t0
     return feats, seconds
 

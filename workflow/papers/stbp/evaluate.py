@@ -3,9 +3,11 @@ unit, and claims.json. Units: (seed, year) pairs, paired across methods (same da
 
 The negative controls are judged by the same checks on ``measure`` with the control in STBP's place: its own
 trained model with the bank rows shuffled across nodes (``bank_shuffled``), or finetune_all, i.e. STBP's
-protocol with nothing frozen (``unfrozen``). The A/A nulls (``AA``) put each claim's comparator, from another
-seed of the same (data set, year), in STBP's place: the same ratio then meets the comparator's own seed-to-seed
-noise and nothing else.
+protocol with nothing frozen (``unfrozen``). The placebo ``placebo_bank`` is the run ``stbp_shuffled_bank`` in
+STBP's place: STBP trained and tested through every year with its bank rows dealt to the nodes by a fresh random
+permutation in every training batch (only the per-node assignment of the bank made inert). The A/A nulls (``AA``) put
+each claim's comparator, from another seed of the same (data set, year), in STBP's place: the same ratio then meets
+the comparator's own seed-to-seed noise and nothing else.
 
 The runs' files are found through the paper's plan (``plan.run_paths`` of the ``stbp.plan`` section), the same
 function the rule file builds its inputs from: no command line grows with the number of runs."""
@@ -25,6 +27,7 @@ from . import plan
 CLAIMS = Path(__file__).with_name("claims.yaml")
 METRIC_COLS = [f"{m}_{h}" for m in ("mae", "rmse", "mape") for h in ("3", "6", "12", "avg")]
 NODE_COLS = ["mae_new", "mae_old", "mae_night"]
+PLACEBO = "stbp_shuffled_bank"  # the placebo of the bank's claims: the bank rows dealt to the nodes at random in training
 SAME_BACKBONE = "finetune_or_retrain"  # K1b's comparator as one method: the better of the two in each unit
 # A/A null -> {claim metric: the comparator whose runs of another seed stand in for STBP's when it is measured}
 AA = {"aa_trafficstream_eac": {"k1_ratio_vs_trafficstream": "trafficstream_lite", "k1_ratio_vs_eac": "eac_lite"},
@@ -108,6 +111,7 @@ def controls_of(years: pd.DataFrame, back: pd.DataFrame) -> dict[str, dict[str, 
     as STBP's."""
     return {"bank_shuffled": measure(with_shuffled_bank(years), back),
             "unfrozen": measure(in_place_of(years, "finetune_all"), back),
+            "placebo_bank": measure(in_place_of(years, PLACEBO), back),
             **{name: aa_null(years, back, comparators) for name, comparators in AA.items()}}
 
 

@@ -44,6 +44,9 @@ METHODS = {
     "eac_lite": ("gcn_prompt", "stbp"),
     "stbp_no_freq": ("stbp_no_freq", "stbp"),
     "stbp_no_bank_mod": ("stbp_no_bank_mod", "stbp"),
+    # placebo of the bank's claims: STBP whose bank rows are dealt to the nodes by a fresh random permutation in every
+    # training batch, so no row can hold one node's pattern; parameters, protocol and budget are STBP's
+    "stbp_shuffled_bank": ("stbp_shuffled_bank", "stbp"),
 }
 
 
@@ -105,14 +108,19 @@ class DLGA(nn.Module):
 
 
 class STBP(nn.Module):
-    """The STBP backbone + pattern bank (see module docstring). ``bank_mod=False``: gate 1, scale 0, no memory."""
+    """The STBP backbone + pattern bank (see module docstring). ``bank_mod=False``: gate 1, scale 0, no memory.
+
+    ``shuffle_bank=True`` (the placebo ``stbp_shuffled_bank``): in training mode each forward pass reads the bank rows
+    through a fresh random permutation of the nodes (drawn from ``shuffle_seed``; seeded per run by ``seed_shuffle``),
+    so a row never belongs to one node; evaluation reads row i for node i as STBP does. Everything else is STBP's."""
 
     node_param = "bank"
 
     def __init__(self, n_nodes: int, x_len: int = 12, y_len: int = 12, d: int = 32, dropout: float = 0.0,
-                 freq: bool = True, bank_mod: bool = True):
+                 freq: bool = True, bank_mod: bool = True, shuffle_bank: bool = False):
         super().__init__()
         self.d, self.bank_mod, self.dropout = d, bank_mod, dropout
+        self.shuffle_bank, self.shuffle_gen = shuffle_bank, torch.Generator().manual_seed(0)
         self.fconv1 = FConv(x_len, d, freq)
         self.attn = DLGA(d)
         self.ffn = nn.Sequential(nn.Linear(d, d), nn.GELU(), nn.Dropout(dropout), nn.Linear(d, d), nn.Dropout(dropout))
@@ -127,8 +135,14 @@ class STBP(nn.Module):
             new = torch.empty(extra, self.bank.shape[1]).uniform_(-0.1, 0.1)
             self.bank = nn.Parameter(torch.cat([self.bank.detach(), new], dim=0))
 
+    def seed_shuffle(self, seed: int) -> None:
+        """The placebo's permutations come from their own generator (the global RNG, hence the init, is untouched)."""
+        self.shuffle_gen = torch.Generator().manual_seed(int(seed))
+
     def forward(self, x: torch.Tensor, nodes: torch.Tensor, adj: torch.Tensor | None = None) -> torch.Tensor:
         h = F.relu(self.fconv1(x))
+        if self.shuffle_bank and self.training:
+            nodes = nodes[torch.randperm(len(nodes), generator=self.shuffle_gen)]
         if self.bank_mod:
             gate, scale, memory = torch.chunk(self.bank[nodes], 3, dim=-1)
         else:
@@ -187,9 +201,12 @@ def make_model(family: str, n_nodes: int, d: int, x_len: int = 12, y_len: int = 
         return STBP(n_nodes, x_len, y_len, d, dropout, freq=False)
     if family == "stbp_no_bank_mod":
         return STBP(n_nodes, x_len, y_len, d, dropout, bank_mod=False)
+    if family == "stbp_shuffled_bank":
+        return STBP(n_nodes, x_len, y_len, d, dropout, shuffle_bank=True)
     if family in ("gcn", "gcn_prompt"):
         return GcnTcn(n_nodes, x_len, y_len, d, prompt=family == "gcn_prompt")
-    raise ValueError(f"unknown model family '{family}'; known: stbp, stbp_no_freq, stbp_no_bank_mod, gcn, gcn_prompt")
+    raise ValueError(f"unknown model family '{family}'; known: stbp, stbp_no_freq, stbp_no_bank_mod, "
+                     "stbp_shuffled_bank, gcn, gcn_prompt")
 
 
 def normalised_adjacency(w: np.ndarray) -> torch.Tensor:

@@ -66,6 +66,8 @@ def run(method: str, data: dict, seed: int, p: dict, log=print) -> dict:
         win = year_windows(x, p["split"], p["x_len"], p["y_len"])
         nodes, adj = torch.arange(n), models.normalised_adjacency(data[f"adj_{y}"])
         model, trains = models.carry_over(method, model, y, n, p["d"], p["dropout"])
+        if y == 0 and getattr(model, "shuffle_bank", False):
+            model.seed_shuffle(seed)  # the placebo's permutations: one stream per training seed
         fit = models.fit(model, win["train"], win["val"], nodes, adj, lr=p["lr"], batch=p["batch"],
                          max_epochs=p["max_epochs"] if trains else 0, patience=p["patience"], seed=seed + 1000 * y)
         is_new, kind = data[f"is_new_{y}"].astype(bool), data[f"node_type_{y}"]
