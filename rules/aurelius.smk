@@ -9,10 +9,7 @@ from workflow.papers.aurelius import plan as aurelius_plan
 
 AURELIUS = PARAMS["aurelius"]
 AURELIUS_OUT = aurelius_plan.OUT
-try:
-    aurelius_plan.check(AURELIUS)
-except ParamsError as err:
-    raise WorkflowError(str(err)) from None
+check_plan(aurelius_plan, AURELIUS)
 AURELIUS_FIGURES = expand(f"{AURELIUS_OUT}/figures/{{fig}}.png",
                           fig=["table_mirror", "fig_scaling", "fig_groups", "fig_spectrograms"])
 AURELIUS_SOUNDS = aurelius_plan.sound_paths()  # the spectrograms' examples as audio: the report plays them

@@ -7,6 +7,7 @@
 from functools import lru_cache
 
 from workflow.core import housekeeping, resources, stamps
+from workflow.core.params import ParamsError
 
 # Each paper's rule file registers the figures its plot step makes; the report embeds them.
 FIGURES = {}
@@ -43,6 +44,15 @@ def derived(name, value, *sections):
         return stamps.derived(name, key, value(wildcards), list(sections))
 
     return stamp
+
+
+def check_plan(plan, section):
+    """A paper's own consistency check of its params section (its plan module's `check`), run before any job: an
+    inconsistency stops the run as a schema error does, with its message and no traceback."""
+    try:
+        plan.check(section)
+    except ParamsError as err:
+        raise WorkflowError(str(err)) from None
 
 
 MEASURED = resources.load()
