@@ -33,7 +33,8 @@ reproduce: setup  ## all papers, $(PROFILE) profile; a default run is then recor
 smoke: setup
 	$(MAKE) reproduce PROFILE=smoke
 
-# Re-resolve requirements.lock from requirements.txt (an upgrade: then `make test` and commit both files).
+# Re-resolve requirements.lock from requirements.txt (an upgrade: then `make test` and commit both files), and the
+# conda environment file every rule declares (workflow/envs/repro.yaml) from it.
 # WHEELS: a folder of local wheels, where the pinned CPU build of torch lies on these machines.
 WHEELS ?= /opt/wheels
 COMPILE = $(VENV)/bin/uv pip compile --generate-hashes --no-header --no-annotate --python-version 3.11 \
@@ -46,6 +47,7 @@ lock: setup
 	{ printf '# requirements-scale.lock: what `make test-scale` adds (SLURM executor, PostgreSQL driver, dvc-s3, moto),\n'; \
 	  printf '# resolved against requirements.lock (nothing there is upgraded). Refreshed by `make lock`.\n'; \
 	  $(COMPILE) -c requirements.lock requirements-scale.txt; } > requirements-scale.lock.new && mv requirements-scale.lock.new requirements-scale.lock
+	$(PY) -m workflow.tools.condaenv
 
 test: setup browser  ## no root needed; the scale tests are `make test-scale`
 	$(PY) -m pytest -q tests --ignore=tests/scale

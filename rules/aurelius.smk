@@ -112,17 +112,11 @@ rule aurelius_zero_shot:
              "--run {wildcards.aurelius_zs} --seed {wildcards.seed} --out {output.run:q} --model {output.model:q}")
 
 
-def aurelius_base(wildcards):
-    """A fine-tuned run's zero-shot model (same seed); nothing for one trained from scratch."""
-    base = aurelius_plan.base(wildcards.aurelius_run)
-    return [aurelius_plan.model_path(base, wildcards.seed)] if base else []
-
-
 rule aurelius_train:
     input:
         pairs=aurelius_plan.pairs_path(),
         mels=aurelius_plan.mels_path(),
-        base=aurelius_base,
+        base=lambda wildcards: aurelius_plan.base_model(wildcards.aurelius_run, wildcards.seed),
         code=code("aurelius", "train"),
         params=reads("aurelius.train"),
     output:
