@@ -76,7 +76,7 @@ test-scale: scale-setup  ## a real single-node SLURM cluster, MLflow on PostgreS
 	$(PY) -m pytest -q tests/scale
 
 resources: setup  ## refresh workflow/resources.yaml from the benchmark files of the last run (a default run)
-	$(PY) -m workflow.core.resources
+	$(PY) -m workflow.tools.resources
 
 readme: setup  ## write the README's run line, verdict table and claim lines from the last default run's results/
 	$(PY) -m workflow.report.readme
@@ -84,20 +84,20 @@ readme: setup  ## write the README's run line, verdict table and claim lines fro
 # Prints the experiments' page in MLflow 3's model-training view (its start page is the GenAI one) and each paper's
 # runs page (an experiment opens on a GenAI overview until the browser is switched to "Model training" once).
 mlflow-ui: setup  ## the MLflow dashboard on this project's database, bound to 127.0.0.1 only
-	@$(PY) -m workflow.core.tracking links --port $(PORT)
-	mlflow ui --backend-store-uri "$$($(PY) -m workflow.core.tracking uri)" --host 127.0.0.1 --port $(PORT) --workers 1
+	@$(PY) -m workflow.tools.track links --port $(PORT)
+	mlflow ui --backend-store-uri "$$($(PY) -m workflow.tools.track uri)" --host 127.0.0.1 --port $(PORT) --workers 1
 
 mlflow-server: scale-setup  ## MLflow on PostgreSQL at 127.0.0.1:$(SERVER_PORT); then export MLFLOW_TRACKING_URI
-	$(PY) -m workflow.core.server --port $(SERVER_PORT)
+	$(PY) -m workflow.tools.server --port $(SERVER_PORT)
 
 track-sync: setup  ## log to MLflow every run record it is missing (after a tracking outage)
-	$(PY) -m workflow.core.tracking sync --retry
+	$(PY) -m workflow.tools.track sync
 
 dvc.yaml: setup  ## regenerate dvc.yaml from the Snakemake DAG (commit the result)
-	$(PY) -m workflow.core.dvcgen
+	$(PY) -m workflow.tools.dvcgen
 
 dvc-check: setup
-	$(PY) -m workflow.core.dvcgen --check
+	$(PY) -m workflow.tools.dvcgen --check
 
 clean:  ## remove everything a run produced (keeps the data cache)
 	rm -rf results .snakemake mlflow.db mlflow.db.lock mlartifacts dvc.lock

@@ -57,4 +57,4 @@ rule all:
         expand("results/{paper}/tracking.json", paper=[*PAPERS, "report"]),
 
 
-software(workflow.rules)  # every rule: the locked environment, its own name in its command (rules/common.smk)
+housekeeping.declare_software(workflow.rules, SOFTWARE)  # every rule: the locked environment, its name in its command
