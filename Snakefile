@@ -21,7 +21,7 @@ from workflow.papers import PAPERS
 
 PROFILE = config.get("profile", "default")
 # every job (bin/python) runs under Snakemake's own interpreter; with --software-deployment-method conda, under the
-# python of the locked environment it activates (workflow/envs/repro.yaml, declared on every rule: rules/common.smk)
+# python of the locked environment it activates (workflow/envs/repro.yaml, declared on every rule by the last line)
 IN_CONDA = "conda" in {str(method) for method in workflow.deployment_settings.deployment_method}
 os.environ.update(REPRO_PYTHON="python" if IN_CONDA else sys.executable)
 try:
