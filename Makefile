@@ -33,7 +33,8 @@ reproduce: setup  ## all papers, $(PROFILE) profile; a default run is then recor
 smoke: setup
 	$(MAKE) reproduce PROFILE=smoke
 
-# Re-resolve requirements.lock from requirements.txt (an upgrade: then `make test` and commit both files).
+# Re-resolve requirements.lock from requirements.txt (an upgrade: then `make test` and commit both files), and the
+# conda environment file every rule declares (workflow/envs/repro.yaml) from it.
 # WHEELS: a folder of local wheels, where the pinned CPU build of torch lies on these machines.
 WHEELS ?= /opt/wheels
 COMPILE = $(VENV)/bin/uv pip compile --generate-hashes --no-header --no-annotate --python-version 3.11 \
@@ -46,6 +47,7 @@ lock: setup
 	{ printf '# requirements-scale.lock: what `make test-scale` adds (SLURM executor, PostgreSQL driver, dvc-s3, moto),\n'; \
 	  printf '# resolved against requirements.lock (nothing there is upgraded). Refreshed by `make lock`.\n'; \
 	  $(COMPILE) -c requirements.lock requirements-scale.txt; } > requirements-scale.lock.new && mv requirements-scale.lock.new requirements-scale.lock
+	$(PY) -m workflow.tools.condaenv
 
 test: setup browser  ## no root needed; the scale tests are `make test-scale`
 	$(PY) -m pytest -q tests --ignore=tests/scale
@@ -74,7 +76,7 @@ test-scale: scale-setup  ## a real single-node SLURM cluster, MLflow on PostgreS
 	$(PY) -m pytest -q tests/scale
 
 resources: setup  ## refresh workflow/resources.yaml from the benchmark files of the last run (a default run)
-	$(PY) -m workflow.core.resources
+	$(PY) -m workflow.tools.resources
 
 readme: setup  ## write the README's run line, verdict table and claim lines from the last default run's results/
 	$(PY) -m workflow.report.readme
@@ -82,20 +84,20 @@ readme: setup  ## write the README's run line, verdict table and claim lines fro
 # Prints the experiments' page in MLflow 3's model-training view (its start page is the GenAI one) and each paper's
 # runs page (an experiment opens on a GenAI overview until the browser is switched to "Model training" once).
 mlflow-ui: setup  ## the MLflow dashboard on this project's database, bound to 127.0.0.1 only
-	@$(PY) -m workflow.core.tracking links --port $(PORT)
-	mlflow ui --backend-store-uri "$$($(PY) -m workflow.core.tracking uri)" --host 127.0.0.1 --port $(PORT) --workers 1
+	@$(PY) -m workflow.tools.track links --port $(PORT)
+	mlflow ui --backend-store-uri "$$($(PY) -m workflow.tools.track uri)" --host 127.0.0.1 --port $(PORT) --workers 1
 
 mlflow-server: scale-setup  ## MLflow on PostgreSQL at 127.0.0.1:$(SERVER_PORT); then export MLFLOW_TRACKING_URI
-	$(PY) -m workflow.core.server --port $(SERVER_PORT)
+	$(PY) -m workflow.tools.server --port $(SERVER_PORT)
 
 track-sync: setup  ## log to MLflow every run record it is missing (after a tracking outage)
-	$(PY) -m workflow.core.tracking sync --retry
+	$(PY) -m workflow.tools.track sync
 
 dvc.yaml: setup  ## regenerate dvc.yaml from the Snakemake DAG (commit the result)
-	$(PY) -m workflow.core.dvcgen
+	$(PY) -m workflow.tools.dvcgen
 
 dvc-check: setup
-	$(PY) -m workflow.core.dvcgen --check
+	$(PY) -m workflow.tools.dvcgen --check
 
 clean:  ## remove everything a run produced (keeps the data cache)
 	rm -rf results .snakemake mlflow.db mlflow.db.lock mlartifacts dvc.lock

@@ -20,7 +20,10 @@ from workflow.core.params import ParamsError, check_plan_size, load
 from workflow.papers import PAPERS
 
 PROFILE = config.get("profile", "default")
-os.environ.update(REPRO_PYTHON=sys.executable)  # every job (bin/python) runs under Snakemake's own interpreter
+# every job (bin/python) runs under Snakemake's own interpreter; with --software-deployment-method conda, under the
+# python of the locked environment it activates (workflow/envs/repro.yaml, declared on every rule by the last line)
+IN_CONDA = "conda" in {str(method) for method in workflow.deployment_settings.deployment_method}
+os.environ.update(REPRO_PYTHON="python" if IN_CONDA else sys.executable)
 try:
     PARAMS = load(PROFILE)
     validate_papers(PAPERS)  # claims.yaml files: kinds, ops, thresholds, units, controls
@@ -52,3 +55,6 @@ rule all:
     input:
         "results/report/index.html",
         expand("results/{paper}/tracking.json", paper=[*PAPERS, "report"]),
+
+
+housekeeping.declare_software(workflow.rules, SOFTWARE)  # every rule: the locked environment, its name in its command

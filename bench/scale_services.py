@@ -20,7 +20,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "scale")]
 from conftest import BIN, copy_repo, env  # noqa: E402
 from services import CLAIMS, s3_server, slurm_cluster  # noqa: E402
 
-from workflow.core import server  # noqa: E402
+from workflow.tools import server  # noqa: E402
 
 
 def seconds(start: float) -> str:

@@ -9,10 +9,7 @@ from workflow.papers.aurelius import plan as aurelius_plan
 
 AURELIUS = PARAMS["aurelius"]
 AURELIUS_OUT = aurelius_plan.OUT
-try:
-    aurelius_plan.check(AURELIUS)
-except ParamsError as err:
-    raise WorkflowError(str(err)) from None
+check_plan(aurelius_plan, AURELIUS)
 AURELIUS_FIGURES = expand(f"{AURELIUS_OUT}/figures/{{fig}}.png",
                           fig=["table_mirror", "fig_scaling", "fig_groups", "fig_spectrograms"])
 AURELIUS_SOUNDS = aurelius_plan.sound_paths()  # the spectrograms' examples as audio: the report plays them
@@ -115,17 +112,11 @@ rule aurelius_zero_shot:
              "--run {wildcards.aurelius_zs} --seed {wildcards.seed} --out {output.run:q} --model {output.model:q}")
 
 
-def aurelius_base(wildcards):
-    """A fine-tuned run's zero-shot model (same seed); nothing for one trained from scratch."""
-    base = aurelius_plan.base(wildcards.aurelius_run)
-    return [aurelius_plan.model_path(base, wildcards.seed)] if base else []
-
-
 rule aurelius_train:
     input:
         pairs=aurelius_plan.pairs_path(),
         mels=aurelius_plan.mels_path(),
-        base=aurelius_base,
+        base=lambda wildcards: aurelius_plan.base_model(wildcards.aurelius_run, wildcards.seed),
         code=code("aurelius", "train"),
         params=reads("aurelius.train"),
     output:

@@ -3,15 +3,11 @@
 localrules: code_reasoning, code_reasoning_evaluate, code_reasoning_plot
 
 
-from workflow.core.params import ParamsError
 from workflow.papers.code_reasoning import plan as code_reasoning_plan
 
 CODE_REASONING = PARAMS["code_reasoning"]
 CODE_REASONING_OUT = code_reasoning_plan.OUT
-try:
-    code_reasoning_plan.check(CODE_REASONING)
-except ParamsError as err:
-    raise WorkflowError(str(err)) from None
+check_plan(code_reasoning_plan, CODE_REASONING)
 FIGURES["code_reasoning"] = CODE_REASONING_FIGURES = expand(f"{CODE_REASONING_OUT}/figures/{{fig}}.png",
                                                             fig=["fig1_code_vs_prose", "fig_axes"])
 

@@ -1,13 +1,16 @@
-# Helpers every rule file uses. Every rule has the same parts, in the same order:
+# Helpers every paper's .smk file uses (it defines no rules of its own). Each rule's parts, always in this order:
 #   input (data, then code=code(...), params=reads(...)), output, log: **logs(...), benchmark, threads,
-#   resources: **measured(rule), shell: step(...)
-# A paper's target rule and its evaluate and plot rules are `localrules:` (seconds each, reading many files: on a
-# cluster they run where snakemake runs instead of waiting in the queue).
-# Code and values reach Snakemake as stamp files (workflow/core/stamps.py), never as `params:`.
+#   resources: **measured(<its name>), shell: step(...)
+# A paper's target, evaluate and plot rules are `localrules:` (seconds each, reading many files: on a cluster they
+# run where snakemake runs instead of waiting in the queue).
+# Code and values reach Snakemake as stamp files (workflow/core/stamps.py), never as `params:`. The software
+# environment and the name in a command's `--rule` are filled in once for all rules (end of the Snakefile).
+import os
 from functools import lru_cache
 from pathlib import Path
 
 from workflow.core import housekeeping, resources, stamps, zygote
+from workflow.core.params import ParamsError
 
 # Each paper's rule file registers the figures its plot step makes; the report embeds them.
 FIGURES = {}
@@ -46,6 +49,15 @@ def derived(name, value, *sections):
     return stamp
 
 
+def check_plan(plan, section):
+    """A paper's own consistency check of its params section (its plan module's `check`), run before any job: an
+    inconsistency stops the run as a schema error does, with its message and no traceback."""
+    try:
+        plan.check(section)
+    except ParamsError as err:
+        raise WorkflowError(str(err)) from None
+
+
 MEASURED = resources.load()
 
 
@@ -77,8 +89,14 @@ def step(module, args=""):
     runs it: output to the log, its `warning:` lines (or a failed job's last lines) repeated on the console."""
     return (
         f"bin/python -m workflow.run {module} {args} --profile {PROFILE} --params {{input.params}} "
-        "--rule {rule} --wildcards '{wildcards}' --log {log.out:q} --record {log.run:q}"
+        "--rule {rule} "  # the rule's own name, written in by housekeeping.declare_software
+        "--wildcards '{wildcards}' --log {log.out:q} --record {log.run:q}"
     )
+
+
+# The locked environment (requirements.lock) as a conda environment file (workflow/tools/condaenv.py writes it):
+# the Snakefile's last line declares it on every rule (housekeeping.declare_software).
+SOFTWARE = os.path.join(workflow.basedir, "workflow", "envs", "repro.yaml")
 
 
 # Before any job: a stale lock (a killed run's) goes, and so do the temporary files of writes whose writer is gone;

@@ -3,15 +3,11 @@
 localrules: hex, hex_evaluate, hex_plot
 
 
-from workflow.core.params import ParamsError
 from workflow.papers.hex import plan as hex_plan
 
 HEX = PARAMS["hex"]
 HEX_OUT = hex_plan.OUT
-try:
-    hex_plan.check(HEX)
-except ParamsError as err:
-    raise WorkflowError(str(err)) from None
+check_plan(hex_plan, HEX)
 FIGURES["hex"] = HEX_FIGURES = expand(f"{HEX_OUT}/figures/{{fig}}.png",
                                       fig=["fig1_accuracy", "fig_collapse", "fig_scaling", "fig_experts"])
 

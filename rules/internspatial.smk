@@ -4,15 +4,11 @@
 localrules: internspatial, internspatial_evaluate, internspatial_plot
 
 
-from workflow.core.params import ParamsError
 from workflow.papers.internspatial import plan as internspatial_plan
 
 INTERNSPATIAL = PARAMS["internspatial"]
 INTERNSPATIAL_OUT = internspatial_plan.OUT
-try:
-    internspatial_plan.check(INTERNSPATIAL)
-except ParamsError as err:
-    raise WorkflowError(str(err)) from None
+check_plan(internspatial_plan, INTERNSPATIAL)
 FIGURES["internspatial"] = INTERNSPATIAL_FIGURES = expand(f"{INTERNSPATIAL_OUT}/figures/{{fig}}.png",
                                                           fig=["table_isb", "table_vsi", "fig_formats", "fig_qa_cards"])
 

@@ -4,15 +4,11 @@
 localrules: mppd_tv, mppd_tv_evaluate, mppd_tv_plot
 
 
-from workflow.core.params import ParamsError
 from workflow.papers.mppd_tv import plan as mppd_tv_plan
 
 MPPD_TV = PARAMS["mppd_tv"]
 MPPD_TV_OUT = mppd_tv_plan.OUT
-try:
-    mppd_tv_plan.check(MPPD_TV)
-except ParamsError as err:
-    raise WorkflowError(str(err)) from None
+check_plan(mppd_tv_plan, MPPD_TV)
 FIGURES["mppd_tv"] = MPPD_TV_FIGURES = expand(f"{MPPD_TV_OUT}/figures/{{fig}}.png",
                                               fig=["table_main", "fig_a_robustness", "fig_b_toy"])
 

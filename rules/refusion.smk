@@ -3,15 +3,11 @@
 localrules: refusion, refusion_evaluate, refusion_plot
 
 
-from workflow.core.params import ParamsError
 from workflow.papers.refusion import plan as refusion_plan
 
 REFUSION = PARAMS["refusion"]
 REFUSION_OUT = refusion_plan.OUT
-try:
-    refusion_plan.check(REFUSION)
-except ParamsError as err:
-    raise WorkflowError(str(err)) from None
+check_plan(refusion_plan, REFUSION)
 FIGURES["refusion"] = REFUSION_FIGURES = expand(f"{REFUSION_OUT}/figures/{{fig}}.png", fig=["fig_speed_accuracy", "table_main"])
 
 

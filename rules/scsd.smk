@@ -13,12 +13,6 @@ FIGURES["scsd"] = SCSD_FIGURES = expand(f"{SCSD_OUT}/figures/{{fig}}.png",
                                         fig=["main_table", "ablations", "ap_vs_missing_views", "view_weights", "label_graphs"])
 
 
-def scsd_cell_methods(wildcards):
-    """The methods the plan runs in this cell (a cell runs at most every method once)."""
-    return scsd_plan.cell_methods(SCSD["plan"], SCSD["datasets"], wildcards.dataset, float(wildcards.rv),
-                                  int(wildcards.seed))
-
-
 rule scsd:
     input:
         "results/scsd/tracking.json",  # claims, figures, and every job logged to MLflow
@@ -50,7 +44,10 @@ rule scsd_train:
         data=f"{SCSD_OUT}/data/{{dataset}}.npz",
         code=code("scsd", "train"),
         params=reads("scsd.datasets.{dataset}", "scsd.run"),
-        methods=derived("scsd.cell_methods", scsd_cell_methods, "scsd.plan", "scsd.datasets"),  # the step finds them
+        methods=derived("scsd.cell_methods",  # the methods the plan runs in this cell: the step finds them itself
+                        lambda wildcards: scsd_plan.cell_methods(SCSD["plan"], SCSD["datasets"], wildcards.dataset,
+                                                                 float(wildcards.rv), int(wildcards.seed)),
+                        "scsd.plan", "scsd.datasets"),
     output:
         f"{SCSD_OUT}/runs/{{dataset}}/rv{{rv}}/s{{seed}}.json",
     wildcard_constraints:

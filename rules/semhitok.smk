@@ -4,15 +4,11 @@
 localrules: semhitok, semhitok_evaluate, semhitok_plot
 
 
-from workflow.core.params import ParamsError
 from workflow.papers.semhitok import plan as semhitok_plan
 
 SEMHITOK = PARAMS["semhitok"]
 SEMHITOK_OUT = semhitok_plan.OUT
-try:
-    semhitok_plan.check(SEMHITOK)
-except ParamsError as err:
-    raise WorkflowError(str(err)) from None
+check_plan(semhitok_plan, SEMHITOK)
 SEMHITOK_WILDCARDS = dict(semhitok_set="digits|fashion", semhitok_variant="[a-z]+(?:_[0-9.]+)?")
 FIGURES["semhitok"] = SEMHITOK_FIGURES = expand(f"{SEMHITOK_OUT}/figures/{{fig}}.png",
                                                 fig=["table_main", "fig_a_tradeoff", "fig_b_reconstructions"])

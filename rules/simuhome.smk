@@ -3,15 +3,11 @@
 localrules: simuhome, simuhome_evaluate, simuhome_plot
 
 
-from workflow.core.params import ParamsError
 from workflow.papers.simuhome import plan as simuhome_plan
 
 SIMUHOME = PARAMS["simuhome"]
 SIMUHOME_OUT = simuhome_plan.OUT
-try:
-    simuhome_plan.check(SIMUHOME)
-except ParamsError as err:
-    raise WorkflowError(str(err)) from None
+check_plan(simuhome_plan, SIMUHOME)
 FIGURES["simuhome"] = SIMUHOME_FIGURES = expand(f"{SIMUHOME_OUT}/figures/{{fig}}.png",
                                                 fig=["table_success", "fig_dynamics", "fig_tradeoff"])
 

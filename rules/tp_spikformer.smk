@@ -3,15 +3,11 @@
 localrules: tp_spikformer, tp_spikformer_evaluate, tp_spikformer_plot
 
 
-from workflow.core.params import ParamsError
 from workflow.papers.tp_spikformer import plan as tp_plan
 
 TP = PARAMS["tp_spikformer"]
 TP_OUT = tp_plan.OUT
-try:
-    tp_plan.check(TP)
-except ParamsError as err:
-    raise WorkflowError(str(err)) from None
+check_plan(tp_plan, TP)
 FIGURES["tp_spikformer"] = TP_FIGURES = expand(f"{TP_OUT}/figures/{{fig}}.png",
                                                fig=["table_main", "fig_a_accuracy_vs_budget", "fig_b_accuracy_vs_sops"])
 

@@ -79,7 +79,7 @@ def dashboard(smoke_repo):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    uri = run(["python", "-m", "workflow.core.tracking", "uri"], smoke_repo).stdout.strip()
+    uri = run(["python", "-m", "workflow.tools.track", "uri"], smoke_repo).stdout.strip()
     server = subprocess.Popen([str(BIN / "mlflow"), "ui", "--backend-store-uri", uri, "--host", "127.0.0.1",
                                "--port", str(port), "--workers", "1"], cwd=smoke_repo, env=env(),
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -8,7 +8,7 @@ from conftest import BIN, ROOT, copy_repo, run
 
 
 def test_committed_dvc_yaml_is_not_stale():
-    done = run(["python", "-m", "workflow.core.dvcgen", "--check"], ROOT, check=False)
+    done = run(["python", "-m", "workflow.tools.dvcgen", "--check"], ROOT, check=False)
     assert done.returncode == 0, done.stderr + "\nRun `make dvc.yaml` and commit the result."
 
 
@@ -48,7 +48,7 @@ DVC_PAPERS = ("adam_implicit_bias", "cosa")
 
 def test_dvc_repro_on_a_fresh_clone_gives_the_same_claims(smoke_repo, tmp_path):
     repo = copy_repo(tmp_path)
-    run(["python", "-m", "workflow.core.dvcgen", "--profile", "smoke"], repo)
+    run(["python", "-m", "workflow.tools.dvcgen", "--profile", "smoke"], repo)
     stages = [f"{paper}_evaluate" for paper in DVC_PAPERS]
     run([str(BIN / "dvc"), "repro", *stages], repo)
     assert (repo / "results/cosa/tta/co2/dlinear_H13_s0.json").exists()
@@ -68,7 +68,7 @@ def test_dvc_repro_on_a_fresh_clone_gives_the_same_claims(smoke_repo, tmp_path):
 
 
 def test_after_snakemake_dvc_commit_leaves_dvc_with_nothing_to_do(smoke_repo):
-    run(["python", "-m", "workflow.core.dvcgen", "--profile", "smoke"], smoke_repo)
+    run(["python", "-m", "workflow.tools.dvcgen", "--profile", "smoke"], smoke_repo)
     try:
         run([str(BIN / "dvc"), "repro", "--quiet", "dag_shape"], smoke_repo)  # as `make reproduce` does
         run([str(BIN / "dvc"), "commit", "--force", "--no-relink", "--quiet"], smoke_repo)
@@ -85,7 +85,7 @@ def test_dvc_reruns_what_a_value_knob_touches_and_stops_on_a_shape_knob(smoke_re
     """`dvc exp run -S` on a value re-runs only the stages that read it; a knob that adds or removes jobs (here: no Gauss runs) stops `dvc repro`
     at the first stage with the fix, instead of running a stale pipeline."""
     repo = copy_repo(tmp_path)
-    run(["python", "-m", "workflow.core.dvcgen", "--profile", "smoke"], repo)
+    run(["python", "-m", "workflow.tools.dvcgen", "--profile", "smoke"], repo)
     run(["git", "commit", "-qam", "smoke dvc.yaml"], repo)
     run([str(BIN / "dvc"), "repro", "adam_implicit_bias_evaluate"], repo)
     run(["git", "add", "dvc.lock"], repo)

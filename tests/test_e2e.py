@@ -139,7 +139,7 @@ def test_dashboard_serves_both_papers_on_loopback(smoke_repo, dashboard):
     """The command `make mlflow-ui` runs, on a free loopback port; queried through MLflow's REST API."""
     import urllib.request
 
-    uri = run(["python", "-m", "workflow.core.tracking", "uri"], smoke_repo).stdout.strip()
+    uri = run(["python", "-m", "workflow.tools.track", "uri"], smoke_repo).stdout.strip()
     assert uri == f"sqlite:///{smoke_repo / 'mlflow.db'}"
     req = urllib.request.Request(f"http://127.0.0.1:{dashboard}/api/2.0/mlflow/experiments/search",
                                  data=b'{"max_results": 100}', headers={"Content-Type": "application/json"})

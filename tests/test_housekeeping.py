@@ -73,3 +73,13 @@ def test_a_stale_lock_goes_and_a_live_runs_lock_stays_with_its_pid_named(tmp_pat
         other.kill()
         other.wait()
     assert housekeeping.clear_stale_lock(tmp_path).startswith("Removed a stale lock") and not any(locks.iterdir())
+
+
+def test_every_rule_that_runs_a_command_declares_the_environment_and_its_own_name():
+    from types import SimpleNamespace as Rule
+
+    shell = Rule(name="cosa_tta", shellcmd="bin/python -m workflow.run x --rule {rule} --log {log.out:q}", conda_env=None)
+    target = Rule(name="cosa", shellcmd=None, conda_env=None)  # a target rule runs nothing
+    housekeeping.declare_software([shell, target], "/repo/workflow/envs/repro.yaml")
+    assert shell.conda_env == "/repo/workflow/envs/repro.yaml" and target.conda_env is None
+    assert shell.shellcmd == "bin/python -m workflow.run x --rule cosa_tta --log {log.out:q}"

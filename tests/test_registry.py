@@ -5,7 +5,7 @@ import subprocess
 import pytest
 
 from conftest import ROOT
-from workflow.core import registry as R
+from workflow.tools import registry as R
 from workflow.core.claims import load
 from workflow.papers import PAPERS
 

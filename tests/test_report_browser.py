@@ -105,7 +105,7 @@ def page_text(url, tmp_path) -> str:
 def test_the_dashboard_opens_on_the_papers_runs_not_the_genai_overview(smoke_repo, dashboard, tmp_path):
     from conftest import run
 
-    links = run(["python", "-m", "workflow.core.tracking", "links", "--port", str(dashboard)], smoke_repo).stdout
+    links = run(["python", "-m", "workflow.tools.track", "links", "--port", str(dashboard)], smoke_repo).stdout
     first, *papers = links.splitlines()  # what `make mlflow-ui` prints: the experiments, then each paper's runs
     listing = page_text(first.split(": ", 1)[1], tmp_path)
     assert "Model training" in listing and all(p in listing for p in ("adam_implicit_bias", "cosa", "semhitok"))

@@ -1,9 +1,9 @@
-"""Per-rule cluster resources from a run's benchmark files (workflow/core/resources.py, `make resources`)."""
+"""Per-rule cluster resources from a run's benchmark files (workflow/tools/resources.py, `make resources`)."""
 import json
 
 import yaml
 
-from workflow.core import resources
+from workflow.tools import resources
 
 
 def bench(results, paper, step, job, rule, seconds, rss):

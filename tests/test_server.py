@@ -15,7 +15,7 @@ import pytest
 
 from conftest import ROOT
 
-from workflow.core import server
+from workflow.tools import server
 
 # what initdb --auth=trust (the older version of server.py) writes, less its comments
 TRUST_HBA = """# TYPE  DATABASE        USER            ADDRESS                 METHOD

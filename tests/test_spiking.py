@@ -154,6 +154,13 @@ def test_a_balanced_subset_and_the_digits():
     assert x.shape == (1797, 1, 8, 8) and x.min() == 0 and x.max() == 1 and math.isclose(y.mean(), 4.49, abs_tol=0.02)
 
 
+def test_the_image_set_of_a_source_is_the_split_of_that_source():
+    a = images.image_set("digits", [], 5, 5, 397, np.random.default_rng(0))
+    b = images.digits_split(397, np.random.default_rng(0))
+    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    assert len(a["y_test"]) == 397 and len(a["y_train"]) == 1797 - 397
+
+
 def test_the_surrogate_gradient_stays_finite_far_below_threshold():
     """snntorch's sigmoid surrogate gives NaN here (inf / inf); a membrane at -100 must pass a zero gradient."""
     lif = spiking.LIF(decay=0.5, slope=4.0)

@@ -173,7 +173,7 @@ def test_track_sync_ignores_the_marker_and_clears_it(tmp_path, monkeypatch):
     assert "Unreachable" in skipped.stderr and json.loads(out.read_text())["untracked"] == 1 and marker.exists()
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
     assert "1 run record(s) not tracked" in console_line(results)
-    assert "1 newly logged" in run(["python", "-m", "workflow.core.tracking", "sync", "--retry", "--results",
+    assert "1 newly logged" in run(["python", "-m", "workflow.tools.track", "sync", "--results",
                                     str(results)], ROOT, env=store).stdout  # what `make track-sync` runs
     assert not marker.exists() and console_line(results) == ""
 

@@ -44,7 +44,7 @@ def job(path: Path, *argv: str, env=None) -> subprocess.CompletedProcess:
 
 
 def test_a_forked_job_writes_the_same_log_and_exits_with_the_same_status_as_one_in_its_own_interpreter(warm, tmp_path):
-    for argv, status in ((["core.tracking", "uri"], 0), (["core.tracking", "no-such-command"], 2)):
+    for argv, status in ((["core.tracking", "--help"], 0), (["core.tracking", "no-such-command"], 2)):
         forked = job(warm, *argv, "--log", str(tmp_path / "forked.log"))
         alone = subprocess.run([sys.executable, "-m", "workflow.run", *argv, "--log", str(tmp_path / "alone.log")],
                                cwd=ROOT, capture_output=True, text=True, env=dict(LIGHT, REPRO_ZYGOTE="off"))
@@ -53,10 +53,10 @@ def test_a_forked_job_writes_the_same_log_and_exits_with_the_same_status_as_one_
 
 
 def test_a_job_runs_in_its_own_interpreter_where_no_zygote_answers(tmp_path):
-    assert zygote.forward(["core.tracking", "uri"], tmp_path / "none.sock") is None
+    assert zygote.forward(["core.tracking", "--help"], tmp_path / "none.sock") is None
     stale = tmp_path / "stale.sock"
     stale.write_text("")  # a file left where a socket was: connect fails
-    assert zygote.forward(["core.tracking", "uri"], stale) is None
+    assert zygote.forward(["core.tracking", "--help"], stale) is None
 
 
 def test_a_killed_job_takes_its_forked_child_along(warm, tmp_path):

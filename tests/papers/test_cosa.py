@@ -1,7 +1,5 @@
 """Tests for the ``cosa`` core algorithms (workflow/papers/cosa). Tiny sizes, one torch thread."""
 
-import hashlib
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -10,16 +8,9 @@ import torch
 from workflow.papers.cosa import methods as M
 from workflow.papers.cosa import models as Base
 from workflow.papers.cosa import stream as S
+from workflow.lib.training import state_hash
 
 torch.set_num_threads(1)
-
-
-def _state_hash(module: torch.nn.Module) -> str:
-    h = hashlib.sha256()
-    for k, v in sorted(module.state_dict().items()):
-        h.update(k.encode())
-        h.update(v.detach().cpu().numpy().tobytes())
-    return h.hexdigest()
 
 
 @pytest.fixture(scope="module")
@@ -182,9 +173,9 @@ def test_leakage_check_detects_a_leaky_mask(tiny, monkeypatch):
 @pytest.mark.parametrize("method", ["cosa", "tafas_lite", "cosa_input_gcm"])
 def test_only_adapter_params_trained_base_unchanged(tiny, method):
     z, sp, base, L, H = tiny["z"], tiny["split"], tiny["base"], tiny["L"], tiny["H"]
-    before = _state_hash(base)
+    before = state_hash(base)
     r = S.run_stream(base, z, sp["test"], L, H, method, lr=3e-3)
-    assert _state_hash(base) == before
+    assert state_hash(base) == before
     assert all(not p.requires_grad for p in base.parameters())
     assert all(p.grad is None for p in base.parameters())     # no gradient ever reached the base
     if method == "cosa":

@@ -460,16 +460,16 @@ def test_measure_units_and_values_from_a_hand_made_table():
     assert got["c5_sliding_eps_hat_max"] == [0.25] and got["c5_sliding_stored_frac_max"] == [0.4]
 
 
-def test_stand_in_puts_the_control_in_the_methods_place():
-    from workflow.papers.hypergraph_sparsify.evaluate import stand_in
+def test_control_as_method_puts_the_control_in_the_methods_place():
+    from workflow.papers.hypergraph_sparsify.evaluate import control_as_method
 
     t = _table_rows()
-    got = stand_in(t, {"online-exact": "uniform-online", "stream": "uniform"})
+    got = control_as_method(t, {"online-exact": "uniform-online", "stream": "uniform"})
     assert not got.method.isin(["uniform", "uniform-online"]).any()
     assert (got.method == "online-exact").sum() == (t.method == "uniform-online").sum()
     assert (got.method == "stream").sum() == (t.method == "uniform").sum()
     assert (got.method == "store-all").sum() == (t.method == "store-all").sum()  # the rest is untouched
-    assert len(t) == len(stand_in(t, {})) and (t.method == "stream").sum() == 6
+    assert len(t) == len(control_as_method(t, {})) and (t.method == "stream").sum() == 6
 
 
 def test_controls_are_judged_on_the_same_metrics():

@@ -8,6 +8,7 @@ from workflow.core.params import ParamsError
 from workflow.papers.tp_spikformer import evaluate as E
 from workflow.papers.tp_spikformer import methods as M
 from workflow.papers.tp_spikformer import plan
+from workflow.lib.training import state_hash
 
 torch.set_num_threads(1)
 
@@ -74,11 +75,11 @@ def test_gather_then_scatter_is_the_identity():
 def test_cost_and_state_hash():
     assert M.cost([6, 6, 5, 5], 64) == pytest.approx((36 + 36 + 25 + 25) / 256)
     m = torch.nn.Linear(2, 2)
-    before = M.state_hash(m)
-    assert M.state_hash(m) == before
+    before = state_hash(m)
+    assert state_hash(m) == before
     with torch.no_grad():
         m.weight[0, 0] += 1e-3
-    assert M.state_hash(m) != before
+    assert state_hash(m) != before
 
 
 def test_plan_checks_budgets_against_the_model():

@@ -9,7 +9,7 @@ import yaml
 from conftest import BIN, SCALE_OTHER_PAPER, env, run
 from services import PAPERS, S3_ENV, s3_server
 
-from workflow.core.dvcgen import shared
+from workflow.tools.dvcgen import shared
 
 
 def test_push_delete_pull_leaves_dvc_and_snakemake_with_nothing_to_do(scale_smoke_repo, tmp_path):
@@ -21,7 +21,7 @@ def test_push_delete_pull_leaves_dvc_and_snakemake_with_nothing_to_do(scale_smok
     # papers this session ran: the plot stages and all they depend on)
     papers = (*PAPERS, SCALE_OTHER_PAPER)
     stages = [f"{paper}_plot" for paper in papers]
-    run(["python", "-m", "workflow.core.dvcgen", "--profile", "smoke"], repo)
+    run(["python", "-m", "workflow.tools.dvcgen", "--profile", "smoke"], repo)
     dvc("repro", "--quiet", "dag_shape")
     dvc("commit", "--force", "--no-relink", "--quiet", "--with-deps", *stages)
     lock = yaml.safe_load((repo / "dvc.lock").read_text())["stages"]

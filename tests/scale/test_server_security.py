@@ -21,7 +21,7 @@ import pytest
 from conftest import ROOT, env
 from services import free_port
 
-from workflow.core import server
+from workflow.tools import server
 
 
 @pytest.fixture
@@ -101,7 +101,7 @@ def holding(paths, words: list[str]) -> list[Path]:
 
 def test_passwords_stay_private_and_unprinted_and_mlflow_logs_through_the_server(config, folder):
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "workflow.core.server", "--folder", str(folder), "--port",
+    proc = subprocess.Popen([sys.executable, "-m", "workflow.tools.server", "--folder", str(folder), "--port",
                              str(port), "--pg-port", str(free_port())], cwd=ROOT, env=env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

@@ -13,7 +13,7 @@ import pytest
 from conftest import BIN, ROOT, env, run
 from services import PAPERS, free_port
 
-from workflow.core import server
+from workflow.tools import server
 
 
 @pytest.fixture

@@ -36,7 +36,7 @@ A claim passes when all its checks pass, fails when any fails, and is inconclusi
 
 Registry: each claim records the commit that registered it (``registered: {commit, date}``) and every later change
 of its definition (metric, comparator, threshold, margin, units, kind, control, nulls, gate) as an amendment
-(``amendments:``, with what changed, why, and the verdict before -> after); workflow/core/registry.py checks the
+(``amendments:``, with what changed, why, and the verdict before -> after); workflow/tools/registry.py checks the
 list against the registered version, and the headline counts the passes that rest on an amendment made after
 results.
 

@@ -1,4 +1,5 @@
-"""What a Snakemake run does for itself before and after its jobs (rules/common.smk calls these; no job does).
+"""What a Snakemake run does for itself before and after its jobs (rules/common.smk and the Snakefile call these; no
+job does).
 
 * A killed run (kill -9, a closed laptop) leaves Snakemake's lock behind, and every later run would stop until
   `snakemake --unlock`: the lock is removed when no other snakemake works in this folder (clear_stale_lock).
@@ -7,6 +8,8 @@
   writer is gone: never the file another run, still working, is about to rename (remove_partial_writes).
 * Snakemake arms a timer per scheduling pass that would keep a finished process alive for an hour
   (stop_rate_limit_timers); a tracking outage is reported in one line at the end (report_untracked).
+* Once every rule is defined, each rule that runs a command declares the locked software environment and has its
+  own name written where its command says `{rule}` (declare_software).
 """
 from __future__ import annotations
 
@@ -114,6 +117,18 @@ def report_untracked() -> str:
         return console_line()
     except Exception as exc:  # noqa: BLE001 - a report must not turn a finished run into a failed one
         return f"MLflow: could not read results/*/tracking.json ({type(exc).__name__}: {exc})"
+
+
+def declare_software(rules, env_file: str) -> None:
+    """Every rule that runs a command (Snakemake's rule objects, once all are defined) declares `env_file`, the lock as
+    a conda environment, so that `--software-deployment-method conda` runs its jobs there (without it nothing
+    changes), and gets its own name where its command says `{rule}`: the command a job runs is the same text, and
+    the rule names nothing from outside itself (`snakemake --lint`). A rule added later needs neither."""
+    for rule in rules:
+        if rule.shellcmd is None:
+            continue
+        rule.conda_env = env_file
+        rule.shellcmd = rule.shellcmd.replace("{rule}", rule.name)
 
 
 def say(line: str) -> None:

@@ -1,21 +1,11 @@
-"""Per-rule resources (memory, run time) for a cluster, from what the jobs used in a measured default run.
+"""Per-rule resources (memory, run time) a cluster job asks for: workflow/resources.yaml, read when the DAG is built.
 
-    make resources          # after `make reproduce`: rewrite workflow/resources.yaml from results/*/bench/
-                            # (rules the run did not measure keep their earlier entries; a rule it measured on
-                            # fewer jobs than before, e.g. `fetch` after a one-paper run, can only grow)
-
-Every job's benchmark file (Snakemake's `benchmark:`) records its wall time and peak memory; the job's run record
-beside it names its rule. Per rule, the largest of its jobs, with headroom, becomes the rule's `resources:`
-(rules/common.smk, measured()): a SLURM job then asks for what it needs, not a site default. A rule not measured
-yet (a new paper before its first default run) gets FALLBACK until the next refresh.
+The file is written by `make resources` (workflow/tools/resources.py) from what the jobs used in a measured default
+run; rules/common.smk's measured() gives each rule its entry, and a rule not measured yet (a new paper before its
+first default run) FALLBACK until the next refresh.
 """
 from __future__ import annotations
 
-import argparse
-import csv
-import math
-import re
-import sys
 from pathlib import Path
 
 import yaml
@@ -24,11 +14,11 @@ from .params import ROOT
 from .records import read_record
 
 RESOURCES = ROOT / "workflow" / "resources.yaml"
-# Headroom: peak memory varies a little between runs and BLAS builds, and a job over its SLURM memory is killed;
-# a cluster core may be 2-3x slower than the machine measured on, and a job over its time limit is killed too.
-MEMORY_HEADROOM, MEMORY_FLOOR_MB = 1.5, 512
-TIME_HEADROOM, TIME_FLOOR_MIN = 3.0, 5
 FALLBACK = {"mem_mb": 4096, "runtime": 60}
+
+
+def load(path: Path = RESOURCES) -> dict[str, dict]:
+    return yaml.safe_load(path.read_text()) or {} if path.exists() else {}
 
 
 def record_of(bench: Path) -> dict | None:
@@ -38,97 +28,8 @@ def record_of(bench: Path) -> dict | None:
 
 
 def peak_mb(bench_row: dict, record: dict | None) -> float:
-    """A job's peak memory: the benchmark's, or the step's own where it is larger (a job forked from the zygote:
-    the benchmark then measured only the process that waited for it)."""
+    """A job's peak memory: the benchmark's, or the step's own where it is larger (a job forked from the zygote,
+    workflow/core/zygote.py: the benchmark then measured only the process that waited for it)."""
     rss = bench_row["max_rss"]
     measured = float(rss) if rss not in ("", "-", "NA") else 0.0
     return max(measured, float((record or {}).get("max_rss_mb") or 0.0))
-
-
-def measure(results: Path) -> dict[str, dict]:
-    """{rule: {jobs, seconds, max_rss_mb}}: the largest wall time and peak memory among the rule's jobs."""
-    usage: dict[str, dict] = {}
-    for bench in sorted(results.glob("*/bench/**/*.tsv")):
-        record = record_of(bench)
-        rule = record["rule"] if record is not None else ("track" if bench.name == "track.tsv" else None)  # no record
-        rows = list(csv.DictReader(bench.open(), delimiter="\t"))
-        if rule is None or not rows:
-            continue
-        u = usage.setdefault(rule, {"jobs": 0, "seconds": 0.0, "max_rss_mb": 0.0})
-        u["jobs"] += 1
-        u["seconds"] = max(u["seconds"], float(rows[-1]["s"]))
-        u["max_rss_mb"] = max(u["max_rss_mb"], peak_mb(rows[-1], record))
-    return usage
-
-
-def resources(u: dict) -> dict:
-    """A rule's request: its measured peak with headroom, rounded up (memory to 64 MB, time to a minute)."""
-    mem = max(MEMORY_FLOOR_MB, math.ceil(u["max_rss_mb"] * MEMORY_HEADROOM / 64) * 64)
-    return {"mem_mb": mem, "runtime": max(TIME_FLOOR_MIN, math.ceil(u["seconds"] * TIME_HEADROOM / 60))}
-
-
-def kept_lines(text: str, measured: set[str]) -> list[str]:
-    """The entries of the existing resources file (its text) for rules this run did not measure (a run of some
-    papers only refreshes their rules and leaves the others' earlier measurements as they were)."""
-    return [line for line in text.splitlines()
-            if line and not line.startswith("#") and line.split(":", 1)[0] not in measured]
-
-
-ENTRY = re.compile(r"^([\w-]+):.*# (\d+) job\(s\), peak ([\d.]+) MB, longest ([\d.]+) s$")
-
-
-def earlier(text: str) -> dict[str, dict]:
-    """What the existing resources file (its text) measured per rule, read back from its entries' comments."""
-    found = (ENTRY.match(line) for line in text.splitlines())
-    return {m[1]: {"jobs": int(m[2]), "max_rss_mb": float(m[3]), "seconds": float(m[4])} for m in found if m}
-
-
-def merged(usage: dict[str, dict], before: dict[str, dict]) -> dict[str, dict]:
-    """This run's measurements, except where it saw fewer of a rule's jobs than the earlier measurement did (a run
-    of one paper sees one of the shared `fetch` and `track` rules' jobs): those only raise the earlier maxima, so a
-    partial run never shrinks a request that the whole run needed."""
-    out = dict(usage)
-    for rule, new in usage.items():
-        old = before.get(rule)
-        if old and old["jobs"] > new["jobs"]:
-            out[rule] = {"jobs": old["jobs"], "seconds": max(old["seconds"], new["seconds"]),
-                         "max_rss_mb": max(old["max_rss_mb"], new["max_rss_mb"])}
-    return out
-
-
-def render(usage: dict[str, dict], kept: list[str] = ()) -> str:
-    lines = ["# GENERATED by `make resources` (workflow/core/resources.py) from the benchmark files of a default run:",
-             f"# per rule, the largest job's peak memory x {MEMORY_HEADROOM} (at least {MEMORY_FLOOR_MB} MB) and "
-             f"wall time x {TIME_HEADROOM} (at least {TIME_FLOOR_MIN} min).",
-             "# Read by measured() in rules/common.smk; runtime is in minutes (SLURM's unit)."]
-    entries = dict((line.split(":", 1)[0], line) for line in kept)
-    for rule, u in usage.items():
-        r = resources(u)
-        entries[rule] = (f"{rule}: {{mem_mb: {r['mem_mb']}, runtime: {r['runtime']}}}  # {u['jobs']} job(s), "
-                         f"peak {u['max_rss_mb']:.0f} MB, longest {u['seconds']:.1f} s")
-    return "\n".join(lines + [entries[rule] for rule in sorted(entries)]) + "\n"
-
-
-def load(path: Path = RESOURCES) -> dict[str, dict]:
-    return yaml.safe_load(path.read_text()) or {} if path.exists() else {}
-
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--results", type=Path, default=ROOT / "results")
-    parser.add_argument("--out", type=Path, default=RESOURCES)
-    args = parser.parse_args(argv)
-    usage = measure(args.results)
-    if not usage:
-        print(f"no benchmark files under {args.results}: run `make reproduce` first", file=sys.stderr)
-        return 1
-    old = args.out.read_text() if args.out.exists() else ""
-    usage = merged(usage, earlier(old))
-    kept = kept_lines(old, set(usage))
-    args.out.write_text(render(usage, kept))
-    print(f"wrote {args.out}: {len(usage)} rules measured, {len(kept)} kept from the earlier file")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -3,11 +3,12 @@
 Files are the truth. Every step writes a *run record* (JSON, declared as the rule's ``log.run``) holding its
 tags, params, metrics, curves, inputs and artifact paths, and never imports MLflow (a 2 s import and a SQLite
 transaction in every job were a third of the pipeline's wall time). One *track job per paper* runs after the
-paper's last job (rule ``track``, rules/common.smk) and logs the paper's new records in one process:
+paper's last job (rule ``track``, rules/track.smk) and logs the paper's new records in one process:
 
     python -m workflow.core.tracking sync [--paper P ...] [--out results/P/tracking.json]
 
-The same command, with no paper and ``--retry``, is ``make track-sync``: it logs whatever an outage left out. A
+The same sync, for every paper and trying a store found down, is ``make track-sync`` (``python -m
+workflow.tools.track sync``, a maintenance command like the dashboard's): it logs whatever an outage left out. A
 record is matched to its run by the ``record_id`` tag, so syncing twice never duplicates a run; a run that is
 not FINISHED (an interrupted sync, a live run of a killed job) or lacks the record's metrics or params is
 completed (the record's own live run) or replaced, and extra copies of a record are deleted, so a second sync
@@ -34,7 +35,7 @@ from pathlib import Path
 from .io import read_json, write_json
 from .params import ROOT, shown
 from .records import read_record, why_unreadable
-from .store import (EXPERIMENT_KIND, MODEL_TRAINING, client, dashboard_url, experiment_id, mark_unreachable, run_tags,
+from .store import (EXPERIMENT_KIND, MODEL_TRAINING, client, experiment_id, mark_unreachable, run_tags,
                     tracking_uri, wildcard_values)
 
 RESULTS = ROOT / "results"
@@ -345,52 +346,36 @@ def console_line(results: Path = RESULTS) -> str:
             f"Once the store answers, run `{FIX}`.")
 
 
-def dashboard_links(port: int) -> list[str]:
-    """What `make mlflow-ui` prints: the experiments in the model-training view, then each paper's runs. MLflow 3
-    opens an experiment on its GenAI overview unless the browser was switched to model training, so the runs page
-    of each experiment is named outright."""
-    lines = [f"MLflow dashboard: {dashboard_url(port)}"]
-    try:
-        c = client(retry=True)
-        experiments = sorted(c.search_experiments(), key=lambda e: e.name)
-    except Exception as exc:  # noqa: BLE001 - the dashboard starts anyway; the links are a convenience
-        return lines + [f"(no experiments listed: {type(exc).__name__})"]
-    base = dashboard_url(port).split("#")[0]
-    return lines + [f"  {e.name:<22} {base}#/experiments/{e.experiment_id}/runs?workflowType=machine_learning"
-                    for e in experiments if e.name != "Default"]
+def run_sync(papers: list[str] | None, results: Path, retry: bool = False, out: Path | None = None) -> int:
+    """A sync as a command: its line on the console, its summary in `out` (the track rule's output); exit 0, except
+    for a sync by hand (`retry`, make track-sync) that leaves records untracked."""
+    results = results.resolve()  # record paths in tracking.json are relative to its parent
+    report = sync(papers, results, retry)
+    print(report.line(), file=sys.stderr if report.error else sys.stdout)
+    if out:  # what a paper's track job leaves behind (no run ids or times; the store it tried)
+        root = results.parent
+        write_json(out, {"papers": papers or [], "store": tracking_uri(), "records": report.seen,
+                         "untracked": len(report.untracked),
+                         "untracked_records": [str(Path(p).relative_to(root)) for p in report.untracked],
+                         "unreadable_records": [str(Path(p).relative_to(root)) for p in report.unreadable],
+                         "error": report.error})
+    # A track job never fails the pipeline (its records are kept); `make track-sync` by hand says it failed.
+    return 1 if retry and report.untracked else 0
 
 
 def main(argv=None) -> int:
+    """The track job's command (rules/track.smk)."""
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("command", choices=["sync", "uri", "links"],
-                        help="sync: log what MLflow is missing; uri: print the store URI; links: the dashboard's pages")
-    parser.add_argument("--port", type=int, default=5000, help="links: the port `make mlflow-ui` serves on")
+    parser.add_argument("command", choices=["sync"], help="sync: log what MLflow is missing of these papers' records")
     parser.add_argument("--paper", action="append", help="only these papers' records (repeatable; default: all)")
     parser.add_argument("--out", type=Path, help="write the sync's summary here (the track rule's output)")
     parser.add_argument("--results", type=Path, default=RESULTS, help="the results folder (default: results/)")
     parser.add_argument("--retry", action="store_true",
-                        help="try a store a track job found unreachable (make track-sync); exit 1 if records stay untracked")
+                        help="try a store a track job found unreachable (as make track-sync does); exit 1 if records stay untracked")
     args = parser.parse_args(argv)
-    if args.command == "uri":
-        print(tracking_uri())
-        return 0
-    if args.command == "links":
-        print("\n".join(dashboard_links(args.port)))
-        return 0
-    args.results = args.results.resolve()  # record paths in tracking.json are relative to its parent
-    report = sync(args.paper, args.results, args.retry)
-    print(report.line(), file=sys.stderr if report.error else sys.stdout)
-    if args.out:  # what a paper's track job leaves behind (no run ids or times; the store it tried)
-        root = args.results.parent
-        write_json(args.out, {"papers": args.paper or [], "store": tracking_uri(), "records": report.seen,
-                              "untracked": len(report.untracked),
-                              "untracked_records": [str(Path(p).relative_to(root)) for p in report.untracked],
-                              "unreadable_records": [str(Path(p).relative_to(root)) for p in report.unreadable],
-                              "error": report.error})
-    # A track job never fails the pipeline (its records are kept); `make track-sync` by hand says it failed.
-    return 1 if args.retry and report.untracked else 0
+    return run_sync(args.paper, args.results, args.retry, args.out)
 
 
 if __name__ == "__main__":

@@ -65,6 +65,15 @@ def digits_split(test: int, rng: np.random.Generator) -> dict:
     return {"x_train": x[tr], "y_train": y[tr], "x_test": x[te], "y_test": y[te]}
 
 
+def image_set(source: str, raw, train_per_class: int, test_per_class: int, digits_test: int,
+              rng: np.random.Generator) -> dict:
+    """A paper's image set, {x_train, y_train, x_test, y_test}: `source` "fashion" gives balanced Fashion-MNIST subsets
+    of the fetched files `raw` (fashion_splits); any other source the 8x8 digits split at random (digits_split)."""
+    if source == "fashion":
+        return fashion_splits(raw, train_per_class, test_per_class, rng)
+    return digits_split(digits_test, rng)
+
+
 def digits() -> tuple[np.ndarray, np.ndarray]:
     """scikit-learn's 1,797 8x8 digits (bundled with the installed package): (x (n, 1, 8, 8) in [0, 1], y)."""
     from sklearn.datasets import load_digits

@@ -1,4 +1,5 @@
-"""Early stopping on a validation score, with the best weights restored: one copy for every paper that trains.
+"""Early stopping on a validation score, with the best weights restored, and a model's weights as one hash: one copy
+for every paper that trains (or must show that it did not).
 
     stopper = EarlyStopping(model, patience=8)                  # lower is better (a loss, an MAE)
     for epoch in range(epochs):
@@ -44,3 +45,15 @@ class EarlyStopping:
     def restore(self):
         self.model.load_state_dict(self.state)
         return self.model
+
+
+def state_hash(model) -> str:
+    """sha256 of every tensor of the model's state dict, by name: the weights are unchanged iff the hash is (a frozen
+    base stays frozen, a training-free method trains nothing)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for name, tensor in sorted(model.state_dict().items()):
+        h.update(name.encode())
+        h.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()

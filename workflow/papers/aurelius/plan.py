@@ -30,6 +30,12 @@ def base(run: str) -> str | None:
     return {"ft": "zs", "ft_shuffled": "zs", "ft_scrambled": "zs_scrambled"}.get(strategy)
 
 
+def base_model(run: str, seed) -> list[str]:
+    """The model a run starts from: a fine-tuned run's zero-shot model (same seed); none for one trained from scratch."""
+    start = base(run)
+    return [model_path(start, seed)] if start else []
+
+
 def events_path() -> str:
     return f"{OUT}/data/eventset.json"
 

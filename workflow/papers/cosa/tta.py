@@ -13,6 +13,7 @@ import numpy as np
 
 from workflow.core.io import read_npz, write_json, write_npz
 from workflow.core.step import Step
+from workflow.lib.training import state_hash
 
 from . import methods, models, stream
 
@@ -49,16 +50,6 @@ def evaluate_cell(base, series, split: dict, lookback: int, horizon: int, p: dic
     summary["leak_check"] = {m: leak_check(base, series, split["test"], lookback, horizon, m, chosen.get("cosa"), common)
                              for m in LEAK_CHECKED if m in p["methods"]}
     return summary, traces
-
-
-def state_hash(model) -> str:
-    import hashlib
-
-    h = hashlib.sha256()
-    for name, tensor in sorted(model.state_dict().items()):
-        h.update(name.encode())
-        h.update(tensor.detach().cpu().numpy().tobytes())
-    return h.hexdigest()
 
 
 def leak_check(base, series, segment, lookback: int, horizon: int, method: str, hp: dict | None, common: dict) -> dict:

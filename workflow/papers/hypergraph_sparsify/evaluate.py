@@ -93,7 +93,7 @@ def measure(table: pd.DataFrame, sliding: pd.DataFrame, m_small: int, m_large: i
     return out
 
 
-def stand_in(table: pd.DataFrame, replace: dict[str, str]) -> pd.DataFrame:
+def control_as_method(table: pd.DataFrame, replace: dict[str, str]) -> pd.DataFrame:
     """The table with each method's rows dropped and its control's rows relabelled with the method's name (one control
     may stand in for several methods)."""
     keep = table[~table.method.isin(set(replace) | set(replace.values()))]
@@ -107,7 +107,7 @@ def measure_controls(table: pd.DataFrame, sliding: pd.DataFrame, m_small: int, m
     out = {}
     for name, replace in CONTROLS.items():
         queries = sliding.assign(eps_hat=sliding.eps_hat_uniform) if name == SLIDING_CONTROL else sliding
-        out[name] = measure(stand_in(table, replace), queries, m_small, m_large)
+        out[name] = measure(control_as_method(table, replace), queries, m_small, m_large)
     return out | measure_nulls(table, sliding, m_small, m_large)
 
 

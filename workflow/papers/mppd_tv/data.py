@@ -17,10 +17,7 @@ def main(argv=None):
     step.parser.add_argument("--out", type=Path, required=True)
     args, p = step.start(argv)
     rng = np.random.default_rng(p["seed"])
-    if p["source"] == "fashion":
-        d = images.fashion_splits(args.raw, p["train_per_class"], p["test_per_class"], rng)
-    else:
-        d = images.digits_split(p["digits_test"], rng)
+    d = images.image_set(p["source"], args.raw, p["train_per_class"], p["test_per_class"], p["digits_test"], rng)
     write_npz(args.out, **d)
     step.finish(metrics={"n_train": len(d["y_train"]), "n_test": len(d["y_test"]),
                          "pixels": int(np.prod(d["x_train"].shape[1:]))}, outputs=[args.out])

@@ -218,14 +218,3 @@ def dense_accuracy(model: SpikingTransformer, x, y, batch: int = 250) -> float:
     model.eval()
     xt, yt = torch.as_tensor(x), torch.as_tensor(y)
     return sum(int((model(xt[i:i + batch]).argmax(1) == yt[i:i + batch]).sum()) for i in range(0, len(xt), batch)) / len(xt)
-
-
-def state_hash(model: nn.Module) -> str:
-    """sha256 of every tensor of the state dict, in order: the model is unchanged iff the hash is."""
-    import hashlib
-
-    h = hashlib.sha256()
-    for name, tensor in model.state_dict().items():
-        h.update(name.encode())
-        h.update(tensor.detach().contiguous().numpy().tobytes())
-    return h.hexdigest()

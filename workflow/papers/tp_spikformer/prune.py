@@ -13,6 +13,7 @@ import torch
 from workflow.core.io import load_state, read_npz, write_text
 from workflow.core.step import Step
 from workflow.lib.spiking import SOPCounter
+from workflow.lib.training import state_hash
 
 from . import methods as M
 
@@ -60,10 +61,10 @@ def main(argv=None):
     ckpt = load_state(args.base)
     model = M.build(p, ckpt["meta"]["classes"])
     model.load_state_dict(ckpt["state_dict"])
-    before = M.state_hash(model)
+    before = state_hash(model)
     x, y = torch.from_numpy(d["x_test"]), torch.from_numpy(d["y_test"])
     rows = sweep(model, x, y, p, args.seed, step.log)
-    unchanged = float(M.state_hash(model) == before)
+    unchanged = float(state_hash(model) == before)
     table = pd.DataFrame(rows).assign(seed=args.seed, state_unchanged=unchanged,
                                       energy_uj=lambda t: t.sops * ENERGY_PJ_PER_SOP * 1e-6)
     write_text(args.out, table.to_csv(index=False, float_format="%.6g"))

@@ -1,8 +1,8 @@
 """Generate dvc.yaml from the Snakemake DAG: one entry per rule, a `foreach` over its jobs; same commands, deps (stamps included), outs.
 
-    python -m workflow.core.dvcgen                    # rewrite dvc.yaml (default profile)
-    python -m workflow.core.dvcgen --check            # exit 1 if the committed dvc.yaml is stale
-    python -m workflow.core.dvcgen --profile smoke --out dvc.yaml   # what the end-to-end test runs
+    python -m workflow.tools.dvcgen                    # rewrite dvc.yaml (default profile)
+    python -m workflow.tools.dvcgen --check            # exit 1 if the committed dvc.yaml is stale
+    python -m workflow.tools.dvcgen --profile smoke --out dvc.yaml   # what the end-to-end test runs
 
 Policy (README, "DVC and Snakemake"): Snakemake is the engine; DVC is a second runner with the lock, params and
 metrics. The files live in results/ and data/raw/ (git-ignored) for both tools and DVC records their hashes in
@@ -25,11 +25,11 @@ from pathlib import Path
 
 import yaml
 
-from . import stamps
-from .params import ROOT
-from .records import read_record
+from workflow.core import stamps
+from workflow.core.params import ROOT
+from workflow.core.records import read_record
 
-HEADER = ("# GENERATED from the Snakemake DAG by `python -m workflow.core.dvcgen` (make dvc.yaml). Never edit by hand:\n"
+HEADER = ("# GENERATED from the Snakemake DAG by `python -m workflow.tools.dvcgen` (make dvc.yaml). Never edit by hand:\n"
           "# change the rules/ or params.yaml and regenerate. tests/test_dvc.py fails when this file is stale.\n"
           "# One entry per Snakemake rule, a foreach over its jobs: `dvc repro cosa_tta` runs the rule's jobs,\n"
           "# `dvc repro cosa_tta@co2-dlinear-13-0` one of them. The first stage stops with the fix when a knob\n"
@@ -169,7 +169,7 @@ def shape_check(profile: str, fingerprint: str) -> dict:
     stages read their values' stamps. (Listing each stage's keys made DVC parse params.yaml once per stage:
     `dvc status` took 45 s at 350 stages.)"""
     overlay = [f"profiles/{profile}/params.yaml"] if profile != "default" else []
-    return {"cmd": f"bin/python -m workflow.core.dvcgen --profile {profile} --expect-shape {fingerprint} --shape-out {SHAPE_FILE}",
+    return {"cmd": f"bin/python -m workflow.tools.dvcgen --profile {profile} --expect-shape {fingerprint} --shape-out {SHAPE_FILE}",
             "deps": ["Snakefile", "rules", "workflow", *overlay], "params": [{"params.yaml": None}],
             "outs": [{SHAPE_FILE: {"cache": False}}, {stamps.STAMPS: {"cache": False, "persist": True}}]}
 
@@ -205,7 +205,7 @@ def expect_shape(profile: str, fingerprint: str, out: Path) -> int:
     found = shape(jobs)
     if found != fingerprint:
         print(f"dvc.yaml is stale: params.yaml or the rules now give a DAG with other jobs (shape {found}, dvc.yaml "
-              f"was generated for {fingerprint}). Run `make dvc.yaml` (python -m workflow.core.dvcgen"
+              f"was generated for {fingerprint}). Run `make dvc.yaml` (python -m workflow.tools.dvcgen"
               f"{'' if profile == 'default' else ' --profile ' + profile}), then `dvc repro` again.", file=sys.stderr)
         return 1
     others = other_profile_outputs(jobs, profile)

@@ -30,7 +30,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from .params import ROOT
+from workflow.core.params import ROOT
 
 FOLDER = ROOT / ".mlflow-server"
 PG_BIN = Path("/usr/lib/postgresql/15/bin")  # Debian's PostgreSQL 15; elsewhere initdb/pg_ctl from PATH

@@ -1,8 +1,8 @@
 """The claims registry: every claim's definition as registered, and every change since on the record.
 
-    python -m workflow.core.registry check          # exit 1 on a claim whose definition changed without an amendment
-    python -m workflow.core.registry stamp          # add `registered:` to claims that lack it (after committing them)
-    python -m workflow.core.registry draft [--write] # amendment entries for the changes git shows (then edit them)
+    python -m workflow.tools.registry check          # exit 1 on a claim whose definition changed without an amendment
+    python -m workflow.tools.registry stamp          # add `registered:` to claims that lack it (after committing them)
+    python -m workflow.tools.registry draft [--write] # amendment entries for the changes git shows (then edit them)
 
 A claim's *definition* is what decides its verdict: kind, units, gates, its control and nulls, and per check the
 metric, comparator, threshold, margin, aggregate and units (DEFINITION). Statements, reasons and skips are not.
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import yaml
 
-from .params import ROOT
+from workflow.core.params import ROOT
 
 PAPERS_DIR = ROOT / "workflow" / "papers"
 CHECK_FIELDS = ("metric", "op", "threshold", "margin", "aggregate", "units")
@@ -89,7 +89,7 @@ def check_claim(slug: str, claim: dict, registered: dict | None) -> list[str]:
     """The problems of one claim against its registered definition (flat) and its amendments."""
     where = f"{slug} claim {claim['id']}"
     if "registered" not in claim:
-        return [f"{where}: no `registered:` (run `python -m workflow.core.registry stamp` once it is committed)"]
+        return [f"{where}: no `registered:` (run `python -m workflow.tools.registry stamp` once it is committed)"]
     if registered is None:
         return [f"{where}: registered at {claim['registered']['commit']}, which git does not have (or the claim is "
                 "not in claims.yaml there)"]
@@ -100,7 +100,7 @@ def check_claim(slug: str, claim: dict, registered: dict | None) -> list[str]:
 
 
 def check(slugs, root: Path = ROOT) -> list[str]:
-    from .claims import load
+    from workflow.core.claims import load
 
     out = []
     for slug in slugs:
@@ -157,7 +157,7 @@ def stamp(slug: str, root: Path = ROOT) -> int:
     """Add `registered: {commit, date}` after the `- id:` line of each claim that lacks it; returns how many."""
     path = root / "workflow" / "papers" / slug / "claims.yaml"
     lines, done = path.read_text().splitlines(keepends=True), 0
-    from .claims import load
+    from workflow.core.claims import load
 
     for claim in load(path)["claims"]:
         if "registered" in claim:
@@ -176,7 +176,7 @@ def stamp(slug: str, root: Path = ROOT) -> int:
 def write_drafts(slug: str, root: Path = ROOT) -> int:
     """Insert draft()'s entries after the `registered:` line of each stamped claim that has no `amendments:` yet
     (one flow mapping per line, so that comments and layout stay); returns how many claims got them."""
-    from .claims import load
+    from workflow.core.claims import load
 
     path = root / "workflow" / "papers" / slug / "claims.yaml"
     lines, spec, drafts, done = path.read_text().splitlines(keepends=True), load(path), draft(slug, root), 0

@@ -1,0 +1,216 @@
+"""A step reads only the params it declared: every key a step reads from its `p` (and every function it hands `p` to)
+is a key of the sections its rule passes as --params (`reads(...)` in its rule file), for every job of the DAG.
+
+A step gets one flat dict `p`, merged from the sections its rule reads (workflow/core/step.py). Reading a key of a
+section the rule did not declare would go unseen by Snakemake (a change of that knob re-runs nothing) and, through
+`p.get(key, default)`, could even read a silent default. The jobs come from the committed dvc.yaml (generated from
+the Snakemake DAG, default profile; tests/test_dvc.py keeps it fresh); the reads are found in the source (`ast`):
+`p["key"]`, `p.get("key")`, `"key" in p` (and `step.values["section"]`), followed through the calls that pass `p` on to the paper's own modules
+and workflow/lib. A key read through a variable cannot be checked here and is left out; `step.tree` (the whole
+tree) is allowed only where listed below, with the reason."""
+from __future__ import annotations
+
+import ast
+import re
+from functools import lru_cache
+
+import pytest
+import yaml
+
+from conftest import ROOT
+from workflow.core import params as params_mod
+from workflow.core.stamps import section_name
+
+# Steps that read the whole tree (Step.tree) to call their paper's plan, each reading sections its rule declares
+# (the rule passes them); issue 33 item 1 is to give them a declared view instead. No other step may.
+READS_WHOLE_TREE = {"papers.lnsp.extract", "papers.scsd.train", "papers.soft_qd.run"}
+
+
+def dvc_jobs() -> list[tuple[str, tuple[str, ...]]]:
+    """(step module, the params sections its command passes) for every job of dvc.yaml, without repeats."""
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    out = set()
+    for stage in stages.values():
+        cmd = stage["do"]["cmd"] if "foreach" in stage else stage["cmd"]
+        step, params = re.search(r"-m workflow\.run (\S+) ", cmd), re.search(r"--params ?(.*?) --rule ", cmd)
+        if not step or not params:  # not a step (the track jobs run the MLflow sync, which reads no params)
+            continue
+        sections = params[1].split()
+        for item in (stage["foreach"].values() if "foreach" in stage else [{}]):
+            names = [re.sub(r"\$\{item\.(\w+)\}", lambda m: str(item[m[1]]), section_name(s)) for s in sections]
+            out.add((step[1], tuple(names)))
+    return sorted(out)
+
+
+def declared_keys(tree: dict, names) -> set[str]:
+    """The keys of `p` as Step.start merges it from these sections."""
+    keys = set()
+    for name, value in params_mod.sections(tree, list(names)).items():
+        keys |= set(value) if isinstance(value, dict) else {name.rsplit(".", 1)[-1]}
+    return keys
+
+
+# ---- where a step reads `p`: its main, then every function of the project it hands `p` to ------------------------
+
+@lru_cache(maxsize=None)
+def parsed(module: str) -> ast.Module | None:
+    base = ROOT / module.replace(".", "/")
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return ast.parse(path.read_text())
+    return None
+
+
+@lru_cache(maxsize=None)
+def namespace(module: str) -> dict[str, tuple[str, str | None]]:
+    """name -> (module, function or None) for the module's own functions and what it imports from the project."""
+    tree, names = parsed(module), {}
+    package = module if (ROOT / module.replace(".", "/") / "__init__.py").is_file() else module.rsplit(".", 1)[0]
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            names[node.name] = (module, node.name)
+        elif isinstance(node, ast.ImportFrom):
+            source = node.module or ""
+            if node.level:
+                source = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([source] if source else []))
+            for alias in node.names:
+                as_module = f"{source}.{alias.name}"
+                if parsed(as_module) is not None:
+                    names[alias.asname or alias.name] = (as_module, None)
+                else:
+                    names[alias.asname or alias.name] = (source, alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    names[alias.asname] = (alias.name, None)
+    return {k: v for k, v in names.items() if v[0].startswith("workflow.")}
+
+
+def function(module: str, name: str) -> ast.FunctionDef | None:
+    tree = parsed(module)
+    return next((n for n in (tree.body if tree else []) if isinstance(n, ast.FunctionDef) and n.name == name), None)
+
+
+def callee(module: str, call: ast.Call) -> tuple[str, str] | None:
+    f, ns = call.func, namespace(module)
+    if isinstance(f, ast.Name) and f.id in ns and ns[f.id][1]:
+        return ns[f.id]
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in ns and ns[f.value.id][1] is None:
+        return ns[f.value.id][0], f.attr
+    return None
+
+
+def receiving_parameter(fn: ast.FunctionDef, call: ast.Call, name: str) -> str | None:
+    """The parameter of `fn` that gets the variable `name` in this call."""
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, ast.Name) and arg.id == name and i < len(params):
+            return params[i]
+    for kw in call.keywords:
+        if isinstance(kw.value, ast.Name) and kw.value.id == name and kw.arg:
+            return kw.arg
+    return None
+
+
+def reads(module: str, fn: ast.AST, name: str, seen: set | None = None) -> set[str]:
+    """The literal keys read from the dict bound to `name` in `fn` and in the project functions it passes it to."""
+    seen = set() if seen is None else seen
+    if (module, getattr(fn, "name", ""), name) in seen:
+        return set()
+    seen.add((module, getattr(fn, "name", ""), name))
+    keys, aliases = set(), {name}
+    for node in ast.walk(fn):  # `q = p`: q is p
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id == name:
+            aliases |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+            if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+                keys.add(node.slice.value)
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
+            right = node.comparators[0]
+            if isinstance(right, ast.Name) and right.id in aliases and isinstance(node.left, ast.Constant):
+                keys.add(node.left.value)
+        elif isinstance(node, ast.Call):
+            f = node.func
+            if (isinstance(f, ast.Attribute) and f.attr == "get" and isinstance(f.value, ast.Name)
+                    and f.value.id in aliases and node.args and isinstance(node.args[0], ast.Constant)):
+                keys.add(node.args[0].value)
+            target = callee(module, node)
+            if target and (callee_fn := function(*target)) is not None:
+                for alias in aliases:
+                    param = receiving_parameter(callee_fn, node, alias)
+                    if param:
+                        keys |= reads(target[0], callee_fn, param, seen)
+    return keys
+
+
+def step_reads(step: str) -> set[str]:
+    module = f"workflow.{step}"
+    main = function(module, "main")
+    for node in ast.walk(main):  # args, p = step.start(argv)
+        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "start"
+                and isinstance(node.targets[0], ast.Tuple) and isinstance(node.targets[0].elts[1], ast.Name)):
+            return reads(module, main, node.targets[0].elts[1].id)
+    return set()
+
+
+def sections_read(step: str) -> set[str]:
+    """The sections a step reads by name from `step.values` (the declared sections, one dict each)."""
+    main = function(f"workflow.{step}", "main")
+    return {n.slice.value for n in ast.walk(main) if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Attribute)
+            and n.value.attr == "values" and isinstance(n.slice, ast.Constant)}
+
+
+def reads_whole_tree(step: str) -> bool:
+    main = function(f"workflow.{step}", "main")
+    return any(isinstance(n, ast.Attribute) and n.attr == "tree" for n in ast.walk(main))
+
+
+JOBS = dvc_jobs()
+
+
+def test_the_jobs_are_found():
+    steps = {step for step, _ in JOBS}
+    assert len(steps) > 80 and "papers.cosa.tta" in steps and "core.fetch" in steps
+
+
+@pytest.mark.parametrize("step", sorted({step for step, _ in JOBS}))
+def test_a_step_reads_only_the_params_its_rule_declares(step):
+    tree = params_mod.load("default")
+    read, by_name = step_reads(step), sections_read(step)
+    for _, names in (job for job in JOBS if job[0] == step):
+        undeclared = read - declared_keys(tree, names)
+        assert not undeclared, (f"{step} reads {sorted(undeclared)}, which no section its rule reads ({list(names)}) "
+                                "holds: add the section to the rule's reads(...)")
+        assert by_name <= set(names), f"{step} reads sections {sorted(by_name - set(names))} its rule does not declare"
+
+
+@pytest.mark.parametrize("step", sorted({step for step, _ in JOBS}))
+def test_only_the_listed_steps_read_the_whole_tree(step):
+    assert reads_whole_tree(step) == (step in READS_WHOLE_TREE), step
+
+
+def test_the_check_sees_a_key_of_a_section_the_rule_did_not_declare():
+    tree = params_mod.load("default")
+    # cosa_tta without its data set's lookback section: the step's read of p["lookback"] is caught
+    assert step_reads("papers.cosa.tta") - declared_keys(tree, ["cosa.tta"]) == {"lookback"}
+    assert {"lr", "warmup"} <= step_reads("papers.hex.train")  # read in lib/tinylm.fit, from the `p` hex hands it
+
+
+def test_the_check_sees_an_undeclared_key(monkeypatch):
+    """The check itself: a step that hands `p` to a helper reading a key outside its sections is caught."""
+    src = ("from workflow.core.step import Step\n"
+           "def helper(q):\n    return q['lr'] + q.get('warmup', 0)\n"
+           "def main(argv=None):\n    step = Step('x', 'y')\n    args, p = step.start(argv)\n"
+           "    return helper(p) if 'epochs' in p else p['steps']\n")
+    tree = ast.parse(src)
+    parsed.cache_clear(), namespace.cache_clear()
+    monkeypatch.setitem(globals(), "parsed", lambda module: tree if module == "workflow.fake" else None)
+    try:
+        assert step_reads("fake") == {"lr", "warmup", "epochs", "steps"}
+    finally:
+        monkeypatch.undo()
+        namespace.cache_clear()
+    declared = {"steps", "epochs", "lr"}
+    assert {"lr", "warmup", "epochs", "steps"} - declared == {"warmup"}

@@ -1,0 +1,1 @@
+"""The project's maintenance commands (python -m workflow.tools.<name>): what a maintainer runs, never a job."""
