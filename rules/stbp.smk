@@ -52,7 +52,8 @@ rule stbp_train:
     resources:
         **measured("stbp_train"),
     shell:
-        step("papers.stbp.train", "--data {input.data:q} --method {wildcards.stbp_method} --seed {wildcards.seed} --out {output:q}")
+        step("papers.stbp.train", "--data {input.data:q} --dataset {wildcards.dataset} --method {wildcards.stbp_method} "
+             "--seed {wildcards.seed} --out {output:q}")
 
 
 rule stbp_evaluate:

@@ -74,7 +74,7 @@ def test_no_module_imports_a_step():
     assert not bad, f"a step is a program, not a library: move what is shared into a library module ({bad})"
 
 
-PARSING = [r"\.stem\.r?split\(", r"\.stem\.remove(?:prefix|suffix)\(", r"\.parts\[",
+PARSING = [r"\.stem\.r?split\(", r"args\.\w+\.(?:stem|name)\b", r"\.stem\.remove(?:prefix|suffix)\(", r"\.parts\[",
            r"\.(?:match|fullmatch|search)\([\w.]*\b(?:stem|name)\)",  # a pattern matched on a file name
            r"re\.(?:fullmatch|match|search)\(r?\"[^\"]*\\\.(?:npz|json|jsonl|csv|pt)"]
 
