@@ -7,15 +7,14 @@ localrules: cosa, cosa_evaluate, cosa_plot
 from workflow.papers.cosa import plan as cosa_plan
 
 COSA_DATASETS = PARAMS["cosa"]["datasets"]
-COSA_OUT = cosa_plan.OUT
 COSA_WILDCARDS = dict(base="dlinear|mlp", H="[0-9]+")
-FIGURES["cosa"] = COSA_FIGURES = expand(f"{COSA_OUT}/figures/{{fig}}.png", fig=["table_rel_improvement", "gain_vs_horizon", "stream_mse", "gate"])
+FIGURES["cosa"] = COSA_FIGURES = cosa_plan.figure_paths()
 
 
 rule cosa:
     input:
         "results/cosa/tracking.json",  # claims, figures, and every job logged to MLflow
-        f"{COSA_OUT}/claims.json",
+        cosa_plan.out_path("claims.json"),
         COSA_FIGURES,
 
 
@@ -25,7 +24,7 @@ rule cosa_prepare:
         code=code("cosa", "prepare"),
         params=reads("cosa.datasets.{dataset}.source", "cosa.datasets.{dataset}.length", "cosa.generator", "cosa.split"),
     output:
-        f"{COSA_OUT}/data/{{dataset}}_s{{seed}}.npz",
+        cosa_plan.data_path("{dataset}", "{seed}"),
     log:
         **logs("cosa", "prepare", "{dataset}_s{seed}"),
     benchmark:
@@ -39,12 +38,12 @@ rule cosa_prepare:
 
 rule cosa_train_base:
     input:
-        data=f"{COSA_OUT}/data/{{dataset}}_s{{seed}}.npz",
+        data=cosa_plan.data_path("{dataset}", "{seed}"),
         code=code("cosa", "train_base"),
         params=reads("cosa.datasets.{dataset}.lookback", "cosa.base"),
     output:
-        model=f"{COSA_OUT}/base/{{dataset}}/{{base}}_H{{H}}_s{{seed}}.pt",
-        summary=f"{COSA_OUT}/base/{{dataset}}/{{base}}_H{{H}}_s{{seed}}.json",
+        model=cosa_plan.base_path("{dataset}", "{base}", "{H}", "{seed}"),
+        summary=cosa_plan.base_path("{dataset}", "{base}", "{H}", "{seed}", "json"),
     wildcard_constraints:
         **COSA_WILDCARDS,
     log:
@@ -62,13 +61,13 @@ rule cosa_train_base:
 
 rule cosa_tta:
     input:
-        data=f"{COSA_OUT}/data/{{dataset}}_s{{seed}}.npz",
-        base=f"{COSA_OUT}/base/{{dataset}}/{{base}}_H{{H}}_s{{seed}}.pt",
+        data=cosa_plan.data_path("{dataset}", "{seed}"),
+        base=cosa_plan.base_path("{dataset}", "{base}", "{H}", "{seed}"),
         code=code("cosa", "tta"),
         params=reads("cosa.datasets.{dataset}.lookback", "cosa.tta"),
     output:
-        summary=f"{COSA_OUT}/tta/{{dataset}}/{{base}}_H{{H}}_s{{seed}}.json",
-        traces=f"{COSA_OUT}/tta/{{dataset}}/{{base}}_H{{H}}_s{{seed}}.npz",
+        summary=cosa_plan.tta_path("{dataset}", "{base}", "{H}", "{seed}"),
+        traces=cosa_plan.tta_path("{dataset}", "{base}", "{H}", "{seed}", "npz"),
     wildcard_constraints:
         **COSA_WILDCARDS,
     log:
@@ -92,9 +91,9 @@ rule cosa_evaluate:
         code=code("cosa", "evaluate"),
         params=reads("cosa.datasets"),  # the plan: which cells exist
     output:
-        table=f"{COSA_OUT}/table.csv",
-        stream=f"{COSA_OUT}/stream.csv",
-        claims=f"{COSA_OUT}/claims.json",
+        table=cosa_plan.out_path("table.csv"),
+        stream=cosa_plan.out_path("stream.csv"),
+        claims=cosa_plan.out_path("claims.json"),
     log:
         **logs("cosa", "evaluate"),
     benchmark:
@@ -109,12 +108,12 @@ rule cosa_evaluate:
 
 rule cosa_plot:
     input:
-        table=f"{COSA_OUT}/table.csv",
-        stream=f"{COSA_OUT}/stream.csv",
+        table=cosa_plan.out_path("table.csv"),
+        stream=cosa_plan.out_path("stream.csv"),
         code=code("cosa", "plot"),
         params=reads(),
     output:
-        main_table=f"{COSA_OUT}/main_table.csv",
+        main_table=cosa_plan.out_path("main_table.csv"),
         figures=COSA_FIGURES,
     log:
         **logs("cosa", "plot"),

@@ -7,17 +7,16 @@ localrules: fairness_pareto, fairness_pareto_evaluate, fairness_pareto_plot
 from workflow.papers.fairness_pareto import plan as fp_plan
 
 FP = PARAMS["fairness_pareto"]
-FP_OUT = fp_plan.OUT
 FP_CELL = fp_plan.cell_files("{dataset}", "{seed}")  # one (data set, seed) cell's files, as wildcard patterns
 FP_WILDCARDS = dict(dataset="|".join(FP["datasets"]), seed="[0-9]+")
-FIGURES["fairness_pareto"] = FP_FIGURES = expand(f"{FP_OUT}/figures/{{fig}}.png",
+FIGURES["fairness_pareto"] = FP_FIGURES = expand(fp_plan.out_path("figures/{fig}.png"),
                                                  fig=["frontier_eod", "frontier_dp", "fairness_tradeoff", "table_eod_optimal"])
 
 
 rule fairness_pareto:
     input:
         "results/fairness_pareto/tracking.json",  # claims, figures, and every job logged to MLflow
-        f"{FP_OUT}/claims.json",
+        fp_plan.out_path("claims.json"),
         FP_FIGURES,
 
 
@@ -103,11 +102,11 @@ rule fairness_pareto_evaluate:
         code=code("fairness_pareto", "evaluate"),
         params=reads("fairness_pareto.plan"),  # the plan: which cells exist (the step finds their files through it)
     output:
-        frontiers=f"{FP_OUT}/frontiers.csv",
-        fairfair=f"{FP_OUT}/fairfair.csv",
-        points=f"{FP_OUT}/points.csv",
-        cells=f"{FP_OUT}/cells.csv",
-        claims=f"{FP_OUT}/claims.json",
+        frontiers=fp_plan.out_path("frontiers.csv"),
+        fairfair=fp_plan.out_path("fairfair.csv"),
+        points=fp_plan.out_path("points.csv"),
+        cells=fp_plan.out_path("cells.csv"),
+        claims=fp_plan.out_path("claims.json"),
     log:
         **logs("fairness_pareto", "evaluate"),
     benchmark:
@@ -123,14 +122,14 @@ rule fairness_pareto_evaluate:
 
 rule fairness_pareto_plot:
     input:
-        frontiers=f"{FP_OUT}/frontiers.csv",
-        fairfair=f"{FP_OUT}/fairfair.csv",
-        points=f"{FP_OUT}/points.csv",
-        cells=f"{FP_OUT}/cells.csv",
+        frontiers=fp_plan.out_path("frontiers.csv"),
+        fairfair=fp_plan.out_path("fairfair.csv"),
+        points=fp_plan.out_path("points.csv"),
+        cells=fp_plan.out_path("cells.csv"),
         code=code("fairness_pareto", "plot"),
         params=reads(),
     output:
-        table=f"{FP_OUT}/table_eod_optimal.csv",
+        table=fp_plan.out_path("table_eod_optimal.csv"),
         figures=FP_FIGURES,
     log:
         **logs("fairness_pareto", "plot"),

@@ -7,15 +7,14 @@ localrules: hypergraph_sparsify, hypergraph_sparsify_evaluate, hypergraph_sparsi
 from workflow.papers.hypergraph_sparsify import plan as hsp_plan
 
 HSP = PARAMS["hypergraph_sparsify"]
-HSP_OUT = hsp_plan.OUT
 HSP_WILDCARDS = dict(family="[A-Za-z0-9]+")  # a key of hypergraph_sparsify.families
-FIGURES["hypergraph_sparsify"] = HSP_FIGURES = expand(f"{HSP_OUT}/figures/{{fig}}.png", fig=["figA_space_vs_m", "figB_error_vs_memory", "figC_sliding", "table_methods"])
+FIGURES["hypergraph_sparsify"] = HSP_FIGURES = expand(hsp_plan.out_path("figures/{fig}.png"), fig=["figA_space_vs_m", "figB_error_vs_memory", "figC_sliding", "table_methods"])
 
 
 rule hypergraph_sparsify:
     input:
         "results/hypergraph_sparsify/tracking.json",  # claims, figures, and every job logged to MLflow
-        f"{HSP_OUT}/claims.json",
+        hsp_plan.out_path("claims.json"),
         HSP_FIGURES,
 
 
@@ -25,8 +24,8 @@ rule hypergraph_sparsify_sparsify_eval:
         params=reads("hypergraph_sparsify.data", "hypergraph_sparsify.families.{family}", "hypergraph_sparsify.sweep",
                      "hypergraph_sparsify.methods", "hypergraph_sparsify.eval"),
     output:
-        table=f"{HSP_OUT}/sparsify/{{family}}_s{{seed}}.csv",
-        space=f"{HSP_OUT}/sparsify/{{family}}_s{{seed}}_space.csv",
+        table=hsp_plan.out_path("sparsify/{family}_s{seed}.csv"),
+        space=hsp_plan.out_path("sparsify/{family}_s{seed}_space.csv"),
     wildcard_constraints:
         **HSP_WILDCARDS,
     log:
@@ -47,8 +46,8 @@ rule hypergraph_sparsify_sliding:
         params=reads("hypergraph_sparsify.data", "hypergraph_sparsify.families.{family}", "hypergraph_sparsify.sliding",
                      "hypergraph_sparsify.eval"),
     output:
-        queries=f"{HSP_OUT}/sliding/{{family}}_s{{seed}}.csv",
-        memory=f"{HSP_OUT}/sliding/{{family}}_s{{seed}}_memory.csv",
+        queries=hsp_plan.out_path("sliding/{family}_s{seed}.csv"),
+        memory=hsp_plan.out_path("sliding/{family}_s{seed}_memory.csv"),
     wildcard_constraints:
         **HSP_WILDCARDS,
     log:
@@ -73,11 +72,11 @@ rule hypergraph_sparsify_evaluate:
         code=code("hypergraph_sparsify", "evaluate"),
         params=reads("hypergraph_sparsify"),  # the plan (which jobs exist) and the sweep's m_small, m_large
     output:
-        table=f"{HSP_OUT}/table.csv",
-        space=f"{HSP_OUT}/space.csv",
-        sliding=f"{HSP_OUT}/sliding.csv",
-        trace=f"{HSP_OUT}/sliding_memory.csv",
-        claims=f"{HSP_OUT}/claims.json",
+        table=hsp_plan.out_path("table.csv"),
+        space=hsp_plan.out_path("space.csv"),
+        sliding=hsp_plan.out_path("sliding.csv"),
+        trace=hsp_plan.out_path("sliding_memory.csv"),
+        claims=hsp_plan.out_path("claims.json"),
     log:
         **logs("hypergraph_sparsify", "evaluate"),
     benchmark:
@@ -93,14 +92,14 @@ rule hypergraph_sparsify_evaluate:
 
 rule hypergraph_sparsify_plot:
     input:
-        table=f"{HSP_OUT}/table.csv",
-        space=f"{HSP_OUT}/space.csv",
-        sliding=f"{HSP_OUT}/sliding.csv",
-        trace=f"{HSP_OUT}/sliding_memory.csv",
+        table=hsp_plan.out_path("table.csv"),
+        space=hsp_plan.out_path("space.csv"),
+        sliding=hsp_plan.out_path("sliding.csv"),
+        trace=hsp_plan.out_path("sliding_memory.csv"),
         code=code("hypergraph_sparsify", "plot"),
         params=reads(),
     output:
-        main_table=f"{HSP_OUT}/main_table.csv",
+        main_table=hsp_plan.out_path("main_table.csv"),
         figures=HSP_FIGURES,
     log:
         **logs("hypergraph_sparsify", "plot"),

@@ -7,16 +7,15 @@ localrules: internspatial, internspatial_evaluate, internspatial_plot
 from workflow.papers.internspatial import plan as internspatial_plan
 
 INTERNSPATIAL = PARAMS["internspatial"]
-INTERNSPATIAL_OUT = internspatial_plan.OUT
 check_plan(internspatial_plan, INTERNSPATIAL)
-FIGURES["internspatial"] = INTERNSPATIAL_FIGURES = expand(f"{INTERNSPATIAL_OUT}/figures/{{fig}}.png",
+FIGURES["internspatial"] = INTERNSPATIAL_FIGURES = expand(internspatial_plan.out_path("figures/{fig}.png"),
                                                           fig=["table_isb", "table_vsi", "fig_formats", "fig_qa_cards"])
 
 
 rule internspatial:
     input:
         "results/internspatial/tracking.json",  # claims, figures, and every job logged to MLflow
-        f"{INTERNSPATIAL_OUT}/claims.json",
+        internspatial_plan.out_path("claims.json"),
         INTERNSPATIAL_FIGURES,
 
 
@@ -69,8 +68,8 @@ rule internspatial_evaluate:
         code=code("internspatial", "evaluate"),
         params=reads("internspatial.plan"),  # the plan: which runs exist
     output:
-        table=f"{INTERNSPATIAL_OUT}/scores.csv",
-        claims=f"{INTERNSPATIAL_OUT}/claims.json",
+        table=internspatial_plan.out_path("scores.csv"),
+        claims=internspatial_plan.out_path("claims.json"),
     log:
         **logs("internspatial", "evaluate"),
     benchmark:

@@ -7,15 +7,14 @@ localrules: lnsp, lnsp_evaluate, lnsp_plot
 from workflow.papers.lnsp import plan as lnsp_plan
 
 LNSP = PARAMS["lnsp"]
-LNSP_OUT = lnsp_plan.OUT
 LNSP_WILDCARDS = dict(variant="|".join(lnsp_plan.VARIANTS), lang="[a-z0-9_]+")
-FIGURES["lnsp"] = LNSP_FIGURES = expand(f"{LNSP_OUT}/figures/{{fig}}.png", fig=["table_main", "dyck_samples"])
+FIGURES["lnsp"] = LNSP_FIGURES = expand(lnsp_plan.out_path("figures/{fig}.png"), fig=["table_main", "dyck_samples"])
 
 
 rule lnsp:
     input:
         "results/lnsp/tracking.json",  # claims, figures, and every job logged to MLflow
-        f"{LNSP_OUT}/claims.json",
+        lnsp_plan.out_path("claims.json"),
         LNSP_FIGURES,
 
 
@@ -24,7 +23,7 @@ rule lnsp_exact:
         code=code("lnsp", "exact"),
         params=reads("lnsp.exact", "lnsp.learners"),
     output:
-        f"{LNSP_OUT}/exact/s{{seed}}.csv",
+        lnsp_plan.out_path("exact/s{seed}.csv"),
     log:
         **logs("lnsp", "exact", "s{seed}"),
     benchmark:
@@ -83,11 +82,11 @@ rule lnsp_evaluate:
         code=code("lnsp", "evaluate"),
         params=reads("lnsp"),  # the plan: which runs exist (the step finds their files through it)
     output:
-        table=f"{LNSP_OUT}/table_main.csv",
-        exact=f"{LNSP_OUT}/exact_runs.csv",
-        teachers=f"{LNSP_OUT}/teachers.csv",
-        mined=f"{LNSP_OUT}/mined_errors.csv",
-        claims=f"{LNSP_OUT}/claims.json",
+        table=lnsp_plan.out_path("table_main.csv"),
+        exact=lnsp_plan.out_path("exact_runs.csv"),
+        teachers=lnsp_plan.out_path("teachers.csv"),
+        mined=lnsp_plan.out_path("mined_errors.csv"),
+        claims=lnsp_plan.out_path("claims.json"),
     log:
         **logs("lnsp", "evaluate"),
     benchmark:
@@ -103,8 +102,8 @@ rule lnsp_evaluate:
 
 rule lnsp_plot:
     input:
-        table=f"{LNSP_OUT}/table_main.csv",
-        exact=f"{LNSP_OUT}/exact_runs.csv",
+        table=lnsp_plan.out_path("table_main.csv"),
+        exact=lnsp_plan.out_path("exact_runs.csv"),
         code=code("lnsp", "plot"),
         params=reads(),
     output:

@@ -7,16 +7,15 @@ localrules: mppd_tv, mppd_tv_evaluate, mppd_tv_plot
 from workflow.papers.mppd_tv import plan as mppd_tv_plan
 
 MPPD_TV = PARAMS["mppd_tv"]
-MPPD_TV_OUT = mppd_tv_plan.OUT
 check_plan(mppd_tv_plan, MPPD_TV)
-FIGURES["mppd_tv"] = MPPD_TV_FIGURES = expand(f"{MPPD_TV_OUT}/figures/{{fig}}.png",
+FIGURES["mppd_tv"] = MPPD_TV_FIGURES = expand(mppd_tv_plan.out_path("figures/{fig}.png"),
                                               fig=["table_main", "fig_a_robustness", "fig_b_toy"])
 
 
 rule mppd_tv:
     input:
         "results/mppd_tv/tracking.json",  # claims, figures, and every job logged to MLflow
-        f"{MPPD_TV_OUT}/claims.json",
+        mppd_tv_plan.out_path("claims.json"),
         MPPD_TV_FIGURES,
 
 
@@ -26,7 +25,7 @@ rule mppd_tv_data:
         code=code("mppd_tv", "data"),
         params=reads("mppd_tv.data"),
     output:
-        f"{MPPD_TV_OUT}/data/images.npz",
+        mppd_tv_plan.out_path("data/images.npz"),
     log:
         **logs("mppd_tv", "data"),
     benchmark:
@@ -43,7 +42,7 @@ rule mppd_tv_toy:
         code=code("mppd_tv", "toy"),
         params=reads("mppd_tv.toy"),
     output:
-        f"{MPPD_TV_OUT}/toy.json",
+        mppd_tv_plan.out_path("toy.json"),
     log:
         **logs("mppd_tv", "toy"),
     benchmark:
@@ -57,11 +56,11 @@ rule mppd_tv_toy:
 
 rule mppd_tv_train:
     input:
-        data=f"{MPPD_TV_OUT}/data/images.npz",
+        data=mppd_tv_plan.out_path("data/images.npz"),
         code=code("mppd_tv", "train"),
         params=reads("mppd_tv.model", "mppd_tv.train", "mppd_tv.eval"),
     output:
-        f"{MPPD_TV_OUT}/runs/{{mppd_mode}}/{{mppd_reg}}_s{{seed}}.json",
+        mppd_tv_plan.out_path("runs/{mppd_mode}/{mppd_reg}_s{seed}.json"),
     wildcard_constraints:
         mppd_mode="gn|at",
         mppd_reg="[a-z0-9_]+",
@@ -81,13 +80,13 @@ rule mppd_tv_train:
 rule mppd_tv_evaluate:
     input:
         runs=mppd_tv_plan.run_paths(MPPD_TV["plan"]),
-        toy=f"{MPPD_TV_OUT}/toy.json",
+        toy=mppd_tv_plan.out_path("toy.json"),
         claims="workflow/papers/mppd_tv/claims.yaml",
         code=code("mppd_tv", "evaluate"),
         params=reads("mppd_tv.plan", "mppd_tv.eval"),  # the plan: which runs exist
     output:
-        table=f"{MPPD_TV_OUT}/runs.csv",
-        claims=f"{MPPD_TV_OUT}/claims.json",
+        table=mppd_tv_plan.out_path("runs.csv"),
+        claims=mppd_tv_plan.out_path("claims.json"),
     log:
         **logs("mppd_tv", "evaluate"),
     benchmark:
@@ -101,8 +100,8 @@ rule mppd_tv_evaluate:
 
 rule mppd_tv_plot:
     input:
-        table=f"{MPPD_TV_OUT}/runs.csv",
-        toy=f"{MPPD_TV_OUT}/toy.json",
+        table=mppd_tv_plan.out_path("runs.csv"),
+        toy=mppd_tv_plan.out_path("toy.json"),
         code=code("mppd_tv", "plot"),
         params=reads(),
     output:

@@ -5,14 +5,15 @@
 localrules: neuromanifolds, neuromanifolds_evaluate, neuromanifolds_plot
 
 
-NM_OUT = "results/neuromanifolds"
-FIGURES["neuromanifolds"] = NM_FIGURES = expand(f"{NM_OUT}/figures/{{fig}}.png", fig=["table_a_dimensions", "fig_b_spectra", "fig_c_critical_gradients"])
+from workflow.papers.neuromanifolds import plan as nm_plan
+
+FIGURES["neuromanifolds"] = NM_FIGURES = nm_plan.figure_paths()
 
 
 rule neuromanifolds:
     input:
         "results/neuromanifolds/tracking.json",  # claims, figures, and every job logged to MLflow
-        f"{NM_OUT}/claims.json",
+        nm_plan.out_path("claims.json"),
         NM_FIGURES,
 
 
@@ -21,9 +22,9 @@ rule neuromanifolds_ranks:
         code=code("neuromanifolds", "ranks"),
         params=reads("neuromanifolds.architectures", "neuromanifolds.ranks"),
     output:
-        dimensions=f"{NM_OUT}/ranks/dimensions.csv",
-        singular=f"{NM_OUT}/ranks/singular.csv",
-        spectra=f"{NM_OUT}/ranks/spectra.npz",
+        dimensions=nm_plan.out_path("ranks/dimensions.csv"),
+        singular=nm_plan.out_path("ranks/singular.csv"),
+        spectra=nm_plan.out_path("ranks/spectra.npz"),
     log:
         **logs("neuromanifolds", "ranks"),
     benchmark:
@@ -41,8 +42,8 @@ rule neuromanifolds_fibers:  # E3 for generic sigma (C1f, C3f) and for x^r (thei
         code=code("neuromanifolds", "fibers"),
         params=reads("neuromanifolds.fibers"),
     output:
-        generic=f"{NM_OUT}/fibers/generic.csv",
-        monomial=f"{NM_OUT}/fibers/monomial.csv",
+        generic=nm_plan.out_path("fibers/generic.csv"),
+        monomial=nm_plan.out_path("fibers/monomial.csv"),
     log:
         **logs("neuromanifolds", "fibers"),
     benchmark:
@@ -59,8 +60,8 @@ rule neuromanifolds_critical:  # E5 for the MLP and the CNN (each the other's co
         code=code("neuromanifolds", "critical"),
         params=reads("neuromanifolds.critical"),
     output:
-        mlp=f"{NM_OUT}/critical/mlp.csv",
-        cnn=f"{NM_OUT}/critical/cnn.csv",
+        mlp=nm_plan.out_path("critical/mlp.csv"),
+        cnn=nm_plan.out_path("critical/cnn.csv"),
     log:
         **logs("neuromanifolds", "critical"),
     benchmark:
@@ -77,7 +78,7 @@ rule neuromanifolds_sparsity:
         code=code("neuromanifolds", "sparsity"),
         params=reads("neuromanifolds.sparsity"),
     output:
-        f"{NM_OUT}/sparsity/sparsity.csv",
+        nm_plan.out_path("sparsity/sparsity.csv"),
     log:
         **logs("neuromanifolds", "sparsity"),
     benchmark:
@@ -91,21 +92,21 @@ rule neuromanifolds_sparsity:
 
 rule neuromanifolds_evaluate:
     input:
-        dimensions=f"{NM_OUT}/ranks/dimensions.csv",
-        singular=f"{NM_OUT}/ranks/singular.csv",
-        spectra=f"{NM_OUT}/ranks/spectra.npz",
-        fibers=f"{NM_OUT}/fibers/generic.csv",
-        fibers_control=f"{NM_OUT}/fibers/monomial.csv",
-        critical=[f"{NM_OUT}/critical/mlp.csv", f"{NM_OUT}/critical/cnn.csv"],
-        sparsity=f"{NM_OUT}/sparsity/sparsity.csv",
+        dimensions=nm_plan.out_path("ranks/dimensions.csv"),
+        singular=nm_plan.out_path("ranks/singular.csv"),
+        spectra=nm_plan.out_path("ranks/spectra.npz"),
+        fibers=nm_plan.out_path("fibers/generic.csv"),
+        fibers_control=nm_plan.out_path("fibers/monomial.csv"),
+        critical=[nm_plan.out_path("critical/mlp.csv"), nm_plan.out_path("critical/cnn.csv")],
+        sparsity=nm_plan.out_path("sparsity/sparsity.csv"),
         claims="workflow/papers/neuromanifolds/claims.yaml",
         code=code("neuromanifolds", "evaluate"),
         params=reads(),
     output:
-        table=f"{NM_OUT}/table_a.csv",
-        spectra=f"{NM_OUT}/spectra.csv",
-        gradients=f"{NM_OUT}/gradients.csv",
-        claims=f"{NM_OUT}/claims.json",
+        table=nm_plan.out_path("table_a.csv"),
+        spectra=nm_plan.out_path("spectra.csv"),
+        gradients=nm_plan.out_path("gradients.csv"),
+        claims=nm_plan.out_path("claims.json"),
     log:
         **logs("neuromanifolds", "evaluate"),
     benchmark:
@@ -122,9 +123,9 @@ rule neuromanifolds_evaluate:
 
 rule neuromanifolds_plot:
     input:
-        table=f"{NM_OUT}/table_a.csv",
-        spectra=f"{NM_OUT}/spectra.csv",
-        gradients=f"{NM_OUT}/gradients.csv",
+        table=nm_plan.out_path("table_a.csv"),
+        spectra=nm_plan.out_path("spectra.csv"),
+        gradients=nm_plan.out_path("gradients.csv"),
         code=code("neuromanifolds", "plot"),
         params=reads(),
     output:

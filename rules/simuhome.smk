@@ -6,16 +6,15 @@ localrules: simuhome, simuhome_evaluate, simuhome_plot
 from workflow.papers.simuhome import plan as simuhome_plan
 
 SIMUHOME = PARAMS["simuhome"]
-SIMUHOME_OUT = simuhome_plan.OUT
 check_plan(simuhome_plan, SIMUHOME)
-FIGURES["simuhome"] = SIMUHOME_FIGURES = expand(f"{SIMUHOME_OUT}/figures/{{fig}}.png",
+FIGURES["simuhome"] = SIMUHOME_FIGURES = expand(simuhome_plan.out_path("figures/{fig}.png"),
                                                 fig=["table_success", "fig_dynamics", "fig_tradeoff"])
 
 
 rule simuhome:
     input:
         "results/simuhome/tracking.json",  # claims, figures, and every job logged to MLflow
-        f"{SIMUHOME_OUT}/claims.json",
+        simuhome_plan.out_path("claims.json"),
         SIMUHOME_FIGURES,
 
 
@@ -84,9 +83,9 @@ rule simuhome_evaluate:
         code=code("simuhome", "evaluate"),
         params=reads("simuhome.plan"),  # the plan: which runs exist
     output:
-        table=f"{SIMUHOME_OUT}/table_success.csv",
-        agents=f"{SIMUHOME_OUT}/agents.csv",
-        claims=f"{SIMUHOME_OUT}/claims.json",
+        table=simuhome_plan.out_path("table_success.csv"),
+        agents=simuhome_plan.out_path("agents.csv"),
+        claims=simuhome_plan.out_path("claims.json"),
     log:
         **logs("simuhome", "evaluate"),
     benchmark:
@@ -100,9 +99,9 @@ rule simuhome_evaluate:
 
 rule simuhome_plot:
     input:
-        table=f"{SIMUHOME_OUT}/table_success.csv",
-        agents=f"{SIMUHOME_OUT}/agents.csv",
-        traces=[simuhome_plan.trace_path(s) for s in SIMUHOME["plan"]["seeds"]],
+        table=simuhome_plan.out_path("table_success.csv"),
+        agents=simuhome_plan.out_path("agents.csv"),
+        traces=[simuhome_plan.trace_path(s) for s in SIMUHOME["plan"]["seeds"]],  # the step finds them in the plan
         code=code("simuhome", "plot"),
         params=reads("simuhome.plan"),
     output:
@@ -115,5 +114,4 @@ rule simuhome_plot:
     resources:
         **measured("simuhome_plot"),
     shell:
-        step("papers.simuhome.plot", "--table {input.table:q} --agents {input.agents:q} --traces {input.traces:q} "
-             "--figures {output:q}")
+        step("papers.simuhome.plot", "--table {input.table:q} --agents {input.agents:q} --figures {output:q}")

@@ -42,7 +42,7 @@ rule soft_qd_centroids:  # every evaluation archive in one job (a handful of m's
     resources:
         **measured("soft_qd_centroids"),
     shell:
-        step("papers.soft_qd.centroids", "--out {output:q}")
+        step("papers.soft_qd.centroids", f"--m {' '.join(map(str, sqd_plan.archive_ms(SQD)))} --out {{output:q}}")
 
 
 rule soft_qd_run:  # every method planned at this benchmark x m x seed, one after the other (each from this seed)

@@ -6,15 +6,14 @@ localrules: stbp, stbp_evaluate, stbp_plot
 from workflow.papers.stbp import plan as stbp_plan
 
 STBP_PLAN = PARAMS["stbp"]["plan"]
-STBP_OUT = stbp_plan.OUT
 STBP_WILDCARDS = dict(stbp_method="[a-z_]+")
-FIGURES["stbp"] = STBP_FIGURES = expand(f"{STBP_OUT}/figures/{{fig}}.png", fig=["table_main", "fig_a_mae_per_year", "fig_b_cost", "fig_c_nodes"])
+FIGURES["stbp"] = STBP_FIGURES = expand(stbp_plan.out_path("figures/{fig}.png"), fig=["table_main", "fig_a_mae_per_year", "fig_b_cost", "fig_c_nodes"])
 
 
 rule stbp:
     input:
         "results/stbp/tracking.json",  # claims, figures, and every job logged to MLflow
-        f"{STBP_OUT}/claims.json",
+        stbp_plan.out_path("claims.json"),
         STBP_FIGURES,
 
 
@@ -24,7 +23,7 @@ rule stbp_data:
         code=code("stbp", "data"),
         params=reads("stbp.data.{dataset}"),
     output:
-        f"{STBP_OUT}/data/{{dataset}}.npz",
+        stbp_plan.out_path("data/{dataset}.npz"),
     log:
         **logs("stbp", "data", "{dataset}"),
     benchmark:
@@ -38,11 +37,11 @@ rule stbp_data:
 
 rule stbp_train:
     input:
-        data=f"{STBP_OUT}/data/{{dataset}}.npz",
+        data=stbp_plan.out_path("data/{dataset}.npz"),
         code=code("stbp", "train"),
         params=reads("stbp.windows", "stbp.model", "stbp.train.{dataset}"),
     output:
-        f"{STBP_OUT}/runs/{{dataset}}/{{stbp_method}}_s{{seed}}.json",
+        stbp_plan.out_path("runs/{dataset}/{stbp_method}_s{seed}.json"),
     wildcard_constraints:
         **STBP_WILDCARDS,
     log:
@@ -53,7 +52,8 @@ rule stbp_train:
     resources:
         **measured("stbp_train"),
     shell:
-        step("papers.stbp.train", "--data {input.data:q} --method {wildcards.stbp_method} --seed {wildcards.seed} --out {output:q}")
+        step("papers.stbp.train", "--data {input.data:q} --dataset {wildcards.dataset} --method {wildcards.stbp_method} "
+             "--seed {wildcards.seed} --out {output:q}")
 
 
 rule stbp_evaluate:
@@ -63,10 +63,10 @@ rule stbp_evaluate:
         code=code("stbp", "evaluate"),
         params=reads("stbp.plan"),  # the plan: which runs exist
     output:
-        years=f"{STBP_OUT}/years.csv",
-        table=f"{STBP_OUT}/table.csv",
-        backward=f"{STBP_OUT}/backward.csv",
-        claims=f"{STBP_OUT}/claims.json",
+        years=stbp_plan.out_path("years.csv"),
+        table=stbp_plan.out_path("table.csv"),
+        backward=stbp_plan.out_path("backward.csv"),
+        claims=stbp_plan.out_path("claims.json"),
     log:
         **logs("stbp", "evaluate"),
     benchmark:
@@ -81,8 +81,8 @@ rule stbp_evaluate:
 
 rule stbp_plot:
     input:
-        years=f"{STBP_OUT}/years.csv",
-        table=f"{STBP_OUT}/table.csv",
+        years=stbp_plan.out_path("years.csv"),
+        table=stbp_plan.out_path("table.csv"),
         code=code("stbp", "plot"),
         params=reads(),
     output:

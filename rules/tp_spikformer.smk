@@ -6,16 +6,15 @@ localrules: tp_spikformer, tp_spikformer_evaluate, tp_spikformer_plot
 from workflow.papers.tp_spikformer import plan as tp_plan
 
 TP = PARAMS["tp_spikformer"]
-TP_OUT = tp_plan.OUT
 check_plan(tp_plan, TP)
-FIGURES["tp_spikformer"] = TP_FIGURES = expand(f"{TP_OUT}/figures/{{fig}}.png",
+FIGURES["tp_spikformer"] = TP_FIGURES = expand(tp_plan.out_path("figures/{fig}.png"),
                                                fig=["table_main", "fig_a_accuracy_vs_budget", "fig_b_accuracy_vs_sops"])
 
 
 rule tp_spikformer:
     input:
         "results/tp_spikformer/tracking.json",  # claims, figures, and every job logged to MLflow
-        f"{TP_OUT}/claims.json",
+        tp_plan.out_path("claims.json"),
         TP_FIGURES,
 
 
@@ -25,7 +24,7 @@ rule tp_spikformer_data:
         code=code("tp_spikformer", "data"),
         params=reads("tp_spikformer.data"),
     output:
-        f"{TP_OUT}/data/images.npz",
+        tp_plan.out_path("data/images.npz"),
     log:
         **logs("tp_spikformer", "data"),
     benchmark:
@@ -39,7 +38,7 @@ rule tp_spikformer_data:
 
 rule tp_spikformer_train_base:
     input:
-        data=f"{TP_OUT}/data/images.npz",
+        data=tp_plan.out_path("data/images.npz"),
         code=code("tp_spikformer", "train_base"),
         params=reads("tp_spikformer.model", "tp_spikformer.train"),
     output:
@@ -57,7 +56,7 @@ rule tp_spikformer_train_base:
 
 rule tp_spikformer_prune:
     input:
-        data=f"{TP_OUT}/data/images.npz",
+        data=tp_plan.out_path("data/images.npz"),
         base=tp_plan.base_path("{seed}"),
         code=code("tp_spikformer", "prune"),
         params=reads("tp_spikformer.model", "tp_spikformer.prune"),
@@ -82,8 +81,8 @@ rule tp_spikformer_evaluate:
         code=code("tp_spikformer", "evaluate"),
         params=reads("tp_spikformer.prune", "tp_spikformer.plan"),  # the plan: which sweeps exist
     output:
-        table=f"{TP_OUT}/sweeps.csv",
-        claims=f"{TP_OUT}/claims.json",
+        table=tp_plan.out_path("sweeps.csv"),
+        claims=tp_plan.out_path("claims.json"),
     log:
         **logs("tp_spikformer", "evaluate"),
     benchmark:
@@ -97,7 +96,7 @@ rule tp_spikformer_evaluate:
 
 rule tp_spikformer_plot:
     input:
-        table=f"{TP_OUT}/sweeps.csv",
+        table=tp_plan.out_path("sweeps.csv"),
         code=code("tp_spikformer", "plot"),
         params=reads(),
     output:

@@ -294,6 +294,22 @@ def test_every_paper_claims_file_is_valid():
         validate_papers(["no_such_paper"])
 
 
+def test_claims_files_that_passed_unchanged_are_not_checked_again_and_an_edit_is(tmp_path):
+    import shutil
+
+    from workflow.core.params import ROOT
+
+    papers = tmp_path / "workflow" / "papers"
+    (papers / "cosa").mkdir(parents=True)
+    shutil.copy(ROOT / "workflow/papers/cosa/claims.yaml", papers / "cosa/claims.yaml")
+    validate_papers(["cosa"], papers)
+    assert len(list((tmp_path / ".cache/claims-valid").iterdir())) == 1
+    text = (papers / "cosa/claims.yaml").read_text()
+    (papers / "cosa/claims.yaml").write_text(text.replace('op: ">="', 'op: "=>"', 1))  # not an operator
+    with pytest.raises(ClaimsError, match="cosa/claims.yaml"):
+        validate_papers(["cosa"], papers)
+
+
 def test_snakemake_rejects_a_bad_claims_file_before_any_job(tmp_path):
     from conftest import BIN, copy_repo, run
 

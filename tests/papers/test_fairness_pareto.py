@@ -323,16 +323,6 @@ def test_split_and_encode():
     assert X["train"].shape == (2, 3) and np.allclose(X["test"], [[0.0, 0.0, 0.0]])
 
 
-def test_evaluate_cell_names():
-    from pathlib import Path
-
-    from workflow.papers.fairness_pareto.evaluate import cell_of
-    assert cell_of(Path("x/adult_married_s12_ours.csv")) == {"dataset": "adult_married", "seed": 12}
-    assert cell_of(Path("x/compas_s0.json")) == {"dataset": "compas", "seed": 0}
-    with pytest.raises(ValueError, match="expected"):
-        cell_of(Path("x/compas.json"))
-
-
 # ------------------------------------------------ issue 10: selection on validation, controls, no silent misses
 def test_vanilla_init_and_caps_are_chosen_on_validation():
     from workflow.papers.fairness_pareto.train_base import best_on_validation, pick_cap
@@ -391,7 +381,7 @@ def test_lemma2_control_is_caught_by_the_check():
 
 
 def test_shuffled_group_control_removes_the_group_gap():
-    from workflow.papers.fairness_pareto.frontiers import shuffled_group_cell
+    from workflow.papers.fairness_pareto.methods import shuffled_group_cell
     rng = np.random.default_rng(9)
     n = 6000
     g = rng.integers(0, 2, n); y = (rng.random(n) < np.where(g == 1, 0.6, 0.15)).astype(int)
@@ -482,16 +472,14 @@ def test_control_values_come_from_the_same_functions():
 
 # ------------------------------------------------ issue 11: the plan names every cell's files once
 def test_plan_lists_cells_and_their_files():
-    from pathlib import Path
-
     from workflow.papers.fairness_pareto import plan
-    from workflow.papers.fairness_pareto.evaluate import cell_of
     p = {"datasets": ["adult", "adult_married"], "seeds": [0, 12]}
     assert plan.cells(p) == [("adult", 0), ("adult", 12), ("adult_married", 0), ("adult_married", 12)]
     for kind in ("frontiers", "fairfair", "summary", "control", "points"):
         files = plan.paths(p, kind)
         assert len(set(files)) == 4
-        assert [tuple(cell_of(Path(f)).values()) for f in files] == plan.cells(p)
+        assert files == [plan.cell_files(dataset, seed)[kind] for dataset, seed in plan.cells(p)]
+    assert plan.cell_files("adult", 12)["fairfair"] == "results/fairness_pareto/frontiers/adult_s12_fairfair.csv"
     assert plan.raw_files("adult") == ["data/raw/adult_train.csv", "data/raw/adult_test.csv"]
     assert plan.raw_files("compas") == ["data/raw/compas.csv"]
 

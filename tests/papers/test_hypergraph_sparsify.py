@@ -1,4 +1,4 @@
-"""Tests for the ``hypergraph_sparsify`` core algorithms (workflow/papers/hypergraph_sparsify/methods.py).
+"""Tests for the ``hypergraph_sparsify`` core algorithms (hypergraph.py, balancing.py, methods.py, metrics.py).
 
 Known answers are computed independently inside the tests (explicit loops over pairs / subsets,
 numpy.linalg.pinv, networkx.stoer_wagner, closed-form resistances). Tiny sizes; run with OMP_NUM_THREADS=1.
@@ -11,7 +11,10 @@ import networkx as nx
 import numpy as np
 import pytest
 
+from workflow.papers.hypergraph_sparsify import balancing as BAL
+from workflow.papers.hypergraph_sparsify import hypergraph as HG
 from workflow.papers.hypergraph_sparsify import methods as M
+from workflow.papers.hypergraph_sparsify import metrics as MET
 
 
 # ---------------------------------------------------------------------------------------------- helpers
@@ -65,7 +68,7 @@ def _connected_graph(n, m, seed):
 # ------------------------------------------------------------------------------------------------ data
 
 def test_generator_structure_and_determinism():
-    H = M.planted_hypergraph_stream(n=20, m=600, r=4, seed=3, n_bridges=5)
+    H = HG.planted_hypergraph_stream(n=20, m=600, r=4, seed=3, n_bridges=5)
     V, sz, w = H["verts"], H["sizes"], H["weights"]
     assert V.shape == (600, 4)
     assert np.array_equal((V >= 0).sum(axis=1), sz) and sz.min() >= 2 and sz.max() <= 4
@@ -78,11 +81,11 @@ def test_generator_structure_and_determinism():
     comm = H["community"]
     one_comm = np.array([len(set(comm[row[:s]])) == 1 for row, s in zip(V, sz)])
     assert 0.75 < one_comm[~H["is_bridge"]].mean() <= 0.95  # p_in = 0.85 plus side-draws that stay in one
-    H2 = M.planted_hypergraph_stream(n=20, m=600, r=4, seed=3, n_bridges=5)
+    H2 = HG.planted_hypergraph_stream(n=20, m=600, r=4, seed=3, n_bridges=5)
     assert all(np.array_equal(H[k], H2[k]) for k in ("verts", "weights", "is_bridge"))
-    H3 = M.planted_hypergraph_stream(n=20, m=600, r=4, seed=3, n_bridges=5, order="bridges_last")
+    H3 = HG.planted_hypergraph_stream(n=20, m=600, r=4, seed=3, n_bridges=5, order="bridges_last")
     assert H3["is_bridge"][-5:].all() and not H3["is_bridge"][:-5].any()
-    G = M.planted_hypergraph_stream(n=12, m=100, r=2, seed=0)
+    G = HG.planted_hypergraph_stream(n=12, m=100, r=2, seed=0)
     assert (G["sizes"] == 2).all()
 
 
@@ -92,10 +95,10 @@ def test_coalesce_preserves_energy():
     V[60:] = np.sort(np.where(V[60:] < 0, 99, V[60:]), axis=1)
     V[V == 99] = -1
     w = np.concatenate([w, w[:20]])
-    Vc, wc = M.coalesce(V, w)
+    Vc, wc = HG.coalesce(V, w)
     assert Vc.shape[0] <= 60 and np.isclose(wc.sum(), w.sum())
     X = np.random.default_rng(1).standard_normal((8, 5))
-    assert np.allclose(M.hyper_energy(Vc, wc, X), M.hyper_energy(V, w, X))
+    assert np.allclose(HG.hyper_energy(Vc, wc, X), HG.hyper_energy(V, w, X))
 
 
 # ------------------------------------------------------------------------------------------- core maths
@@ -104,76 +107,76 @@ def test_energy_matches_pair_loop():
     V, w = _rand_hyper(9, 40, 4, 1)
     X = np.random.default_rng(2).standard_normal((9, 6))
     want = np.array([_energy_loop(V, w, X[:, j]) for j in range(6)])
-    assert np.allclose(M.hyper_energy(V, w, X, chunk=7), want)
-    assert np.isclose(M.hyper_energy(V, w, X[:, 0]), want[0])
+    assert np.allclose(HG.hyper_energy(V, w, X, chunk=7), want)
+    assert np.isclose(HG.hyper_energy(V, w, X[:, 0]), want[0])
 
 
 def test_energy_gradient_matches_finite_differences():
     V, w = _rand_hyper(7, 30, 3, 4)
     X = np.random.default_rng(5).standard_normal((7, 3))
-    Q, G = M.hyper_energy_grad(V, w, X, chunk=8)
-    assert np.allclose(Q, M.hyper_energy(V, w, X))
+    Q, G = HG.hyper_energy_grad(V, w, X, chunk=8)
+    assert np.allclose(Q, HG.hyper_energy(V, w, X))
     h = 1e-6
     for i in range(7):
         E = np.zeros_like(X)
         E[i] = h
-        fd = (M.hyper_energy(V, w, X + E) - M.hyper_energy(V, w, X - E)) / (2 * h)
+        fd = (HG.hyper_energy(V, w, X + E) - HG.hyper_energy(V, w, X - E)) / (2 * h)
         assert np.allclose(G[i], fd, rtol=1e-4, atol=1e-5)
 
 
 def test_rank3_cut_equals_clique_expansion_cut():
     V, w = _rand_hyper(7, 25, 3, 6)
-    L = M.clique_laplacian(V, w, 7, scale="cut")
+    L = HG.clique_laplacian(V, w, 7, scale="cut")
     for S in itertools.chain.from_iterable(itertools.combinations(range(7), k) for k in range(1, 4)):
         x = np.zeros(7)
         x[list(S)] = 1.0
         assert np.isclose(x @ L @ x, _cut_loop(V, w, set(S)))
-        assert np.isclose(M.hyper_energy(V, w, x), _cut_loop(V, w, set(S)))
+        assert np.isclose(HG.hyper_energy(V, w, x), _cut_loop(V, w, set(S)))
 
 
 def test_min_cut_matches_bruteforce_and_networkx():
     V, w = _rand_hyper(9, 30, 3, 7)
     brute = min(_cut_loop(V, w, set(S)) for k in range(1, 9) for S in itertools.combinations(range(9), k))
-    assert np.isclose(M.min_cut_value(V, w, 9), brute)
-    assert np.isclose(M.brute_force_min_cut(V, w, 9), brute)
+    assert np.isclose(MET.min_cut_value(V, w, 9), brute)
+    assert np.isclose(MET.brute_force_min_cut(V, w, 9), brute)
     Vg, wg = _connected_graph(10, 30, 8)
     G = nx.Graph()
     for (a, b), we in zip(Vg, wg):
         G.add_edge(int(a), int(b), weight=G.get_edge_data(int(a), int(b), {"weight": 0.0})["weight"] + we)
-    assert np.isclose(M.min_cut_value(Vg, wg, 10), nx.stoer_wagner(G)[0])
-    assert M.min_cut_value(np.array([[0, 1], [2, 3]]), np.ones(2), 4) == 0.0  # disconnected
+    assert np.isclose(MET.min_cut_value(Vg, wg, 10), nx.stoer_wagner(G)[0])
+    assert MET.min_cut_value(np.array([[0, 1], [2, 3]]), np.ones(2), 4) == 0.0  # disconnected
     V5, w5 = _rand_hyper(8, 20, 5, 9)  # rank 5 -> brute force inside
     brute5 = min(_cut_loop(V5, w5, set(S)) for k in range(1, 8) for S in itertools.combinations(range(8), k))
-    assert np.isclose(M.min_cut_value(V5, w5, 8), brute5)
+    assert np.isclose(MET.min_cut_value(V5, w5, 8), brute5)
 
 
 def test_effective_resistances_known_values():
-    path = M.pair_laplacian(np.array([0, 1, 2]), np.array([1, 2, 3]), np.ones(3), 4)
-    R = M.effective_resistances(path)
+    path = HG.pair_laplacian(np.array([0, 1, 2]), np.array([1, 2, 3]), np.ones(3), 4)
+    R = HG.effective_resistances(path)
     assert np.isclose(R[0, 3], 3.0, rtol=1e-6) and np.isclose(R[1, 2], 1.0, rtol=1e-6)
-    par = M.pair_laplacian(np.array([0, 0]), np.array([1, 1]), np.array([1.0, 3.0]), 2)
-    assert np.isclose(M.effective_resistances(par)[0, 1], 0.25, rtol=1e-6)
+    par = HG.pair_laplacian(np.array([0, 0]), np.array([1, 1]), np.array([1.0, 3.0]), 2)
+    assert np.isclose(HG.effective_resistances(par)[0, 1], 0.25, rtol=1e-6)
     V, w = _connected_graph(8, 20, 3)
     L = _graph_laplacian_loop(V, w, 8)
     P = np.linalg.pinv(L)
     d = np.diag(P)
-    assert np.allclose(M.effective_resistances(L), d[:, None] + d[None, :] - 2 * P, rtol=1e-6, atol=1e-9)
+    assert np.allclose(HG.effective_resistances(L), d[:, None] + d[None, :] - 2 * P, rtol=1e-6, atol=1e-9)
 
 
 def test_space_bits_formula():
-    assert M.space_bits([2, 3, 5], 40) == (2 + 3 + 5) * 6 + 3 * 64
-    assert M.space_bits([2], 2) == 2 * 1 + 64
-    assert M.space_bits([], 40) == 0
+    assert HG.space_bits([2, 3, 5], 40) == (2 + 3 + 5) * 6 + 3 * 64
+    assert HG.space_bits([2], 2) == 2 * 1 + 64
+    assert HG.space_bits([], 40) == 0
 
 
 # ------------------------------------------------------------------------------------------- balancing
 
 def test_balance_weights_conservation_balance_and_importance_bound():
-    H = M.planted_hypergraph_stream(n=12, m=300, r=4, seed=1, k=2, n_bridges=2)
+    H = HG.planted_hypergraph_stream(n=12, m=300, r=4, seed=1, k=2, n_bridges=2)
     V, w, n = H["verts"], H["weights"], 12
-    out = M.balance_weights(V, w, n, gamma=2.0, max_rounds=200)
+    out = BAL.balance_weights(V, w, n, gamma=2.0, max_rounds=200)
     z, s = out["z"], out["importance"]
-    U, W, valid = M.hyperedge_pairs(V)
+    U, W, valid = HG.hyperedge_pairs(V)
     assert (z >= -1e-12).all() and (z[~valid] == 0).all() and np.allclose(z.sum(axis=1), w)
     assert out["frac_unbalanced"] == 0.0
     # independent resistances of G_z from pinv
@@ -195,9 +198,9 @@ def test_balance_weights_conservation_balance_and_importance_bound():
     assert s.sum() <= 2.0 * (n - 1) * (1 + 1e-6)
     # importance bounds each hyperedge's share of the energy, for any x
     X = np.random.default_rng(0).standard_normal((n, 50))
-    Q = M.hyper_energy(V, w, X)
+    Q = HG.hyper_energy(V, w, X)
     for i in range(0, len(V), 7):
-        qi = M.hyper_energy(V[i:i + 1], w[i:i + 1], X)
+        qi = HG.hyper_energy(V[i:i + 1], w[i:i + 1], X)
         assert (qi <= s[i] * Q * (1 + 1e-6)).all()
 
 
@@ -208,7 +211,7 @@ def test_local_balance_against_direct_resistances():
     K = np.linalg.inv(Lp + lam * np.eye(9))
     e = np.array([0, 3, 7, 8])
     we = 4.0
-    z, R = M.local_balance(K[np.ix_(e, e)], we, gamma=1.5)
+    z, R = BAL.local_balance(K[np.ix_(e, e)], we, gamma=1.5)
     assert np.isclose(z.sum(), we) and (z >= -1e-12).all()
     pairs = list(itertools.combinations(range(4), 2))
     L2 = Lp.copy()
@@ -222,7 +225,7 @@ def test_local_balance_against_direct_resistances():
     assert np.allclose(R, Rd, rtol=1e-4)
     assert R[z > 1e-12].min() >= R.max() / 1.5 * (1 - 1e-9)
     # pre-arrival variant: R is the prefix resistance; weight only on pairs with R >= max R / gamma
-    z0, R0 = M.local_balance(K[np.ix_(e, e)], we, gamma=1.5, self_in_prefix=False)
+    z0, R0 = BAL.local_balance(K[np.ix_(e, e)], we, gamma=1.5, self_in_prefix=False)
     Pp = np.linalg.pinv(Lp)
     R0d = np.array([Pp[e[i], e[i]] + Pp[e[j], e[j]] - 2 * Pp[e[i], e[j]] for i, j in pairs])
     assert np.allclose(R0, R0d, rtol=1e-4) and np.isclose(z0.sum(), we)
@@ -256,15 +259,15 @@ def test_offline_is_unbiased_expected_laplacian():
 
 
 def test_online_exact_probabilities_seed_free_and_unbiased():
-    H = M.planted_hypergraph_stream(n=12, m=400, r=3, seed=2, k=2, n_bridges=2)
+    H = HG.planted_hypergraph_stream(n=12, m=400, r=3, seed=2, k=2, n_bridges=2)
     V, w = H["verts"], H["weights"]
     outs = [M.online_sparsify(V, w, 12, rho=1.0, seed=sd, prefix="exact") for sd in range(300)]
     p = outs[0]["p"]
     assert all(np.array_equal(o["p"], p) for o in outs[1:4])  # depends on the stream only
     assert 0.3 < (p < 1).mean() and (p > 0).all()
     x = np.random.default_rng(0).standard_normal((12, 4))
-    Q = M.hyper_energy(V, w, x)
-    est = np.array([M.hyper_energy(V[o["idx"]], o["weight"], x) for o in outs])
+    Q = HG.hyper_energy(V, w, x)
+    est = np.array([HG.hyper_energy(V[o["idx"]], o["weight"], x) for o in outs])
     se = est.std(axis=0) / math.sqrt(len(outs))
     assert (np.abs(est.mean(axis=0) - Q) < 4.5 * se).all()
     assert (np.abs(est.mean(axis=0) / Q - 1) < 0.05).all()
@@ -283,19 +286,19 @@ def test_uniform_reservoir_inclusion_is_uniform():
 
 
 def test_online_keeps_bridges_and_uniform_loses_them():
-    H = M.planted_hypergraph_stream(n=20, m=3000, r=3, seed=0, order="bridges_last")
+    H = HG.planted_hypergraph_stream(n=20, m=3000, r=3, seed=0, order="bridges_last")
     res = M.run_method("online-exact", H, seed=0, rho=10)
     assert res["bridges_kept"] == 6 and res["frac_stored"] < 0.6
-    fam = M.make_test_family(H, 0, n_gauss=20, n_unions=10, n_eig=5)
-    ev = M.evaluate_sparsifier(H, res["idx"], res["weight"], fam["X"], ascent_steps=0)
+    fam = MET.make_test_family(H, 0, n_gauss=20, n_unions=10, n_eig=5)
+    ev = MET.evaluate_sparsifier(H, res["idx"], res["weight"], fam["X"], ascent_steps=0)
     assert ev["bisection_err"] < 1e-9 and np.isclose(ev["min_cut_ratio"], 1.0)
     uni = M.run_method("uniform", H, seed=0, budget=300)
-    evu = M.evaluate_sparsifier(H, uni["idx"], uni["weight"], fam["X"], ascent_steps=0)
+    evu = MET.evaluate_sparsifier(H, uni["idx"], uni["weight"], fam["X"], ascent_steps=0)
     assert evu["bisection_err"] > 0.5
 
 
 def test_sparsifier_error_bruteforce_over_all_cuts():
-    H = M.planted_hypergraph_stream(n=10, m=1500, r=3, seed=4, k=2, n_bridges=2)
+    H = HG.planted_hypergraph_stream(n=10, m=1500, r=3, seed=4, k=2, n_bridges=2)
     V, w = H["verts"], H["weights"]
     res = M.run_method("online-exact", H, seed=0, rho=8)
     assert res["stored"] < 0.5 * len(V)
@@ -303,7 +306,7 @@ def test_sparsifier_error_bruteforce_over_all_cuts():
     X = _all_cut_vectors(10)
     brute = max(abs(_cut_loop(Vh, wh, set(np.flatnonzero(X[:, j]))) / _cut_loop(V, w, set(np.flatnonzero(X[:, j])))
                     - 1) for j in range(X.shape[1]))
-    ev = M.evaluate_sparsifier(H, res["idx"], res["weight"], X, ascent_steps=0)
+    ev = MET.evaluate_sparsifier(H, res["idx"], res["weight"], X, ascent_steps=0)
     assert np.isclose(ev["eps_family"], brute)
     assert brute < 0.5  # a (1 +- eps) cut sparsifier at a moderate rate
     assert ev["min_cut"] == pytest.approx(min(_cut_loop(V, w, set(np.flatnonzero(X[:, j])))
@@ -313,8 +316,8 @@ def test_sparsifier_error_bruteforce_over_all_cuts():
 def test_graph_exact_eps_and_ascent():
     V, w = _connected_graph(12, 60, 13)
     L = _graph_laplacian_loop(V, w, 12)
-    assert np.isclose(M.graph_spectral_eps(L, 1.3 * L), 0.3)
-    assert np.isclose(M.graph_spectral_eps(L, 0.6 * L), 0.4)
+    assert np.isclose(MET.graph_spectral_eps(L, 1.3 * L), 0.3)
+    assert np.isclose(MET.graph_spectral_eps(L, 0.6 * L), 0.4)
     H = {"verts": V, "weights": w, "sizes": np.full(len(V), 2), "n": 12}
     out = M.offline_importance_sample(V, w, 12, rho=2.0, seed=0)
     Lh = _graph_laplacian_loop(V[out["idx"]], out["weight"], 12)
@@ -324,14 +327,14 @@ def test_graph_exact_eps_and_ascent():
     lam = np.linalg.eigvalsh(S.T @ Lh @ S)
     want = max(abs(lam.max() - 1), abs(1 - lam.min()))
     X = np.random.default_rng(0).standard_normal((12, 40))
-    ev = M.evaluate_sparsifier(H, out["idx"], out["weight"], X, ascent_steps=30, ascent_starts=5)
+    ev = MET.evaluate_sparsifier(H, out["idx"], out["weight"], X, ascent_steps=30, ascent_starts=5)
     assert np.isclose(ev["eps_exact"], want)
     assert ev["eps_family"] <= ev["eps_hat"] <= want + 1e-9
     assert ev["eps_hat"] > 0.9 * want  # the ascent gets close to the true worst direction
 
 
 def test_store_all_is_exact_and_space_accounting():
-    H = M.planted_hypergraph_stream(n=16, m=1200, r=3, seed=5)
+    H = HG.planted_hypergraph_stream(n=16, m=1200, r=3, seed=5)
     sizes = H["sizes"]
     for meth, kw in [("store-all", {}), ("online-exact", {"rho": 5}), ("online-sketch", {"rho": 5}),
                      ("offline-is", {"rho": 5}), ("stream", {"rho": 5, "rho_reduce": 5, "block": 200}),
@@ -349,15 +352,15 @@ def test_store_all_is_exact_and_space_accounting():
             assert res["sketch_rows"] > 0 and res["sketch_bits"] == res["sketch_rows"] * (2 * 4 + 64)
     full = M.run_method("store-all", H)
     assert full["bits_frac"] == 1.0 and full["frac_stored"] == 1.0
-    fam = M.make_test_family(H, 0, n_gauss=10, n_unions=5, n_eig=3)
-    ev = M.evaluate_sparsifier(H, full["idx"], full["weight"], fam["X"], ascent_steps=2)
+    fam = MET.make_test_family(H, 0, n_gauss=10, n_unions=5, n_eig=3)
+    ev = MET.evaluate_sparsifier(H, full["idx"], full["weight"], fam["X"], ascent_steps=2)
     assert ev["eps_hat"] < 1e-12 and ev["bisection_err"] < 1e-12 and np.isclose(ev["min_cut_ratio"], 1.0)
     with pytest.raises(ValueError):
         M.run_method("online-exact", H, rho=5, block=3)
 
 
 def test_merge_and_reduce_bookkeeping():
-    H = M.planted_hypergraph_stream(n=16, m=1000, r=3, seed=6)
+    H = HG.planted_hypergraph_stream(n=16, m=1000, r=3, seed=6)
     V, w = H["verts"], H["weights"]
     # reduction rate so high that every p = 1: output must be exactly the input, once each
     out = M.stream_sparsify(V, w, 16, rho_reduce=1e12, block=64, pre_thin=False, seed=0)
@@ -371,11 +374,11 @@ def test_merge_and_reduce_bookkeeping():
     red = M.stream_sparsify(V, w, 16, rho=3, rho_reduce=3, block=150, seed=0)
     assert red["peak_stored"] < 500 and red["reductions"] >= 1
     X = np.random.default_rng(0).standard_normal((16, 30))
-    assert np.abs(M.hyper_energy(V[red["idx"]], red["weight"], X) / M.hyper_energy(V, w, X) - 1).max() < 0.6
+    assert np.abs(HG.hyper_energy(V[red["idx"]], red["weight"], X) / HG.hyper_energy(V, w, X) - 1).max() < 0.6
 
 
 def test_sliding_window_forgets_expired_and_is_exact_at_full_rate():
-    H = M.planted_hypergraph_stream(n=16, m=1500, r=3, seed=7)
+    H = HG.planted_hypergraph_stream(n=16, m=1500, r=3, seed=7)
     V, w = H["verts"], H["weights"]
     W = 400
     q = np.array([400, 700, 1100, 1500])
@@ -392,7 +395,7 @@ def test_sliding_window_forgets_expired_and_is_exact_at_full_rate():
         assert ii.size and ii.min() >= T - W and ii.max() < T
         assert ii.size < 0.8 * W
     assert thin["peak_stored"] <= W
-    ev = M.evaluate_sliding(H, thin, ascent_steps=0, n_gauss=20, n_unions=10, n_eig=5)
+    ev = MET.evaluate_sliding(H, thin, ascent_steps=0, n_gauss=20, n_unions=10, n_eig=5)
     assert ev["eps_hat"].shape == (4,) and (ev["eps_hat"] < 0.6).all()
     assert np.allclose(ev["stored_frac_window"], np.diff(ptr) / W)
 
@@ -549,8 +552,8 @@ def test_method_order_puts_uniform_baselines_after_their_budget_source():
 # ------------------------------------------------------------------------------------------- controls
 
 def test_merge_block_size_is_the_rule_and_stream_uses_it():
-    assert M.merge_block_size(60, 40) == 2340 and M.merge_block_size(2.5, 11) == 25
-    H = M.planted_hypergraph_stream(n=16, m=1500, r=3, seed=6)
+    assert HG.merge_block_size(60, 40) == 2340 and HG.merge_block_size(2.5, 11) == 25
+    H = HG.planted_hypergraph_stream(n=16, m=1500, r=3, seed=6)
     out = M.run_method("mr-only", H, seed=0, rho_reduce=10)
     assert out["block"] == 150 and out["reductions"] >= 1500 // 150  # every block of 150 arrivals is reduced
     assert M.run_method("mr-only", H, seed=0, rho_reduce=10, block=700)["block"] == 700
@@ -565,7 +568,7 @@ def test_shuffled_importance_keeps_the_probabilities_but_not_their_owners():
     assert np.allclose(out["weight"], w[out["idx"]] / out["q"][out["idx"]])
     assert abs(out["idx"].size - p.sum()) < 5 * math.sqrt(p.sum())  # the same expected memory
     assert out["log_stored"][-1] == out["idx"].size and np.all(np.diff(out["log_stored"]) >= 0)
-    H = M.planted_hypergraph_stream(n=20, m=3000, r=3, seed=0, order="bridges_last")
+    H = HG.planted_hypergraph_stream(n=20, m=3000, r=3, seed=0, order="bridges_last")
     exact = M.run_method("online-exact", H, seed=0, rho=10)
     shuffled = M.run_method("online-shuffled", H, seed=0, rho=10)
     assert exact["bridges_kept"] == 6 and shuffled["bridges_kept"] < 6  # bridges lose their p = 1
@@ -573,11 +576,11 @@ def test_shuffled_importance_keeps_the_probabilities_but_not_their_owners():
 
 
 def test_sliding_control_is_a_uniform_window_sample_of_equal_size():
-    H = M.planted_hypergraph_stream(n=16, m=1500, r=3, seed=7)
+    H = HG.planted_hypergraph_stream(n=16, m=1500, r=3, seed=7)
     thin = M.sliding_window_sparsify(H["verts"], H["weights"], 16, 400, rho=5, seed=0,
                                      query_times=np.array([400, 1500]), recompute_every=100)
-    a = M.evaluate_sliding(H, thin, seed=3, ascent_steps=0, control_seed=1, n_gauss=20, n_unions=10, n_eig=5)
-    b = M.evaluate_sliding(H, thin, seed=3, ascent_steps=0, control_seed=2, n_gauss=20, n_unions=10, n_eig=5)
+    a = MET.evaluate_sliding(H, thin, seed=3, ascent_steps=0, control_seed=1, n_gauss=20, n_unions=10, n_eig=5)
+    b = MET.evaluate_sliding(H, thin, seed=3, ascent_steps=0, control_seed=2, n_gauss=20, n_unions=10, n_eig=5)
     assert np.array_equal(a["eps_hat"], b["eps_hat"])  # the method's scores do not depend on the control's draws
     assert a["eps_hat_uniform"].shape == (2,) and not np.array_equal(a["eps_hat_uniform"], b["eps_hat_uniform"])
     assert (a["eps_hat_uniform"] > a["eps_hat"]).all()  # the planted bridges: uniform loses or over-weights them

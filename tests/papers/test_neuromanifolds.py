@@ -14,18 +14,18 @@ import numpy as np
 import pytest
 import torch
 
-from workflow.papers.neuromanifolds import methods as M
+from workflow.papers.neuromanifolds import dimension, identifiability, points, singular, training
 from workflow.papers.neuromanifolds import nets as N
 
 torch.set_num_threads(1)
 
 
 def _point(spec, r, kind="generic", n=None, seed=0):
-    a = M.make_arch(spec)
+    a = points.make_arch(spec)
     rng = np.random.default_rng(seed)
-    c = M.activation_coeffs(r, kind, rng)
-    th = M.init_params(a, rng)
-    X = M.sample_inputs(n or 3 * a.n_params + 10, a.widths[0], rng)
+    c = N.activation_coeffs(r, kind, rng)
+    th = points.init_params(a, rng)
+    X = points.sample_inputs(n or 3 * a.n_params + 10, a.widths[0], rng)
     return a, c, th, X
 
 
@@ -51,7 +51,7 @@ def _torch_net(a, c, X):
 ])
 def test_jacobian_matches_torch_autograd(spec):
     a, c, th, X = _point(spec, 3, n=9, seed=1)
-    f, J = M.forward_and_jacobian(a, th, X, c)
+    f, J = N.forward_and_jacobian(a, th, X, c)
     fn = _torch_net(a, c, X)
     Jt = torch.autograd.functional.jacobian(fn, torch.tensor(th)).numpy()
     assert np.allclose(f.ravel(), fn(torch.tensor(th)).numpy(), rtol=1e-12, atol=1e-12)
@@ -60,10 +60,10 @@ def test_jacobian_matches_torch_autograd(spec):
 
 
 def test_cnn_layout_is_strided_convolution():
-    a = M.cnn_arch([3, 2], [2, 1])
+    a = N.cnn_arch([3, 2], [2, 1])
     assert a.widths == (5, 2, 1) and a.n_params == 5
-    assert M.cnn_arch([4, 3, 2], [1, 2, 1]).widths == (8, 5, 2, 1)
-    assert M.cnn_arch([5, 3], [2, 1]).widths == (9, 3, 1)
+    assert N.cnn_arch([4, 3, 2], [1, 2, 1]).widths == (8, 5, 2, 1)
+    assert N.cnn_arch([5, 3], [2, 1]).widths == (9, 3, 1)
     rng = np.random.default_rng(0)
     c = np.array([0.0, 1.0, 1.0])  # sigma = y^2 + y (paper's CNN example)
     th = rng.standard_normal(5)
@@ -71,27 +71,27 @@ def test_cnn_layout_is_strided_convolution():
     w, v = th[:3], th[3:]
     sig = lambda y: y ** 2 + y  # noqa: E731
     manual = v[0] * sig(X[:, 0:3] @ w) + v[1] * sig(X[:, 2:5] @ w)
-    assert np.allclose(M.forward(a, th, X, c)[:, 0], manual, rtol=1e-13)
+    assert np.allclose(N.forward(a, th, X, c)[:, 0], manual, rtol=1e-13)
 
 
 def test_mlp_layout_row_major():
-    a = M.mlp_arch([2, 3, 1])
+    a = N.mlp_arch([2, 3, 1])
     th = np.arange(1.0, 10.0) / 10
     X = np.array([[0.3, -0.7]])
     c = np.array([0.0, 1.0, 0.5])
     W1, W2 = th[:6].reshape(3, 2), th[6:].reshape(1, 3)
     h = W1 @ X[0]
-    assert np.isclose(M.forward(a, th, X, c)[0, 0], W2 @ (h + 0.5 * h ** 2))
+    assert np.isclose(N.forward(a, th, X, c)[0, 0], W2 @ (h + 0.5 * h ** 2))
 
 
 def test_loss_gradient_matches_finite_differences():
     a, c, th, X = _point({"kind": "mlp", "widths": [2, 3, 2]}, 3, n=15, seed=2)
     Y = np.random.default_rng(3).standard_normal((15, 2))
-    L, g = M.mse_loss_and_grad(a, th, X, Y, c)
-    assert np.isclose(L, np.mean(np.sum((M.forward(a, th, X, c) - Y) ** 2, axis=1)))
+    L, g = training.mse_loss_and_grad(a, th, X, Y, c)
+    assert np.isclose(L, np.mean(np.sum((N.forward(a, th, X, c) - Y) ** 2, axis=1)))
     h = 1e-6
-    fd = np.array([(M.mse_loss_and_grad(a, th + h * e, X, Y, c)[0]
-                    - M.mse_loss_and_grad(a, th - h * e, X, Y, c)[0]) / (2 * h) for e in np.eye(a.n_params)])
+    fd = np.array([(training.mse_loss_and_grad(a, th + h * e, X, Y, c)[0]
+                    - training.mse_loss_and_grad(a, th - h * e, X, Y, c)[0]) / (2 * h) for e in np.eye(a.n_params)])
     assert np.allclose(g, fd, rtol=1e-6, atol=1e-8)
 
 
@@ -119,15 +119,15 @@ def test_exact_rank_crosscheck_Q_Fp_float(spec, r, kind):
     a, c, th, X = _point(spec, r, kind, n=2 * 6 + 4, seed=4)
     rq = N.rank_rational(N.jacobian_rational(a, th, X, c))
     rp = N.rank_mod_p(N.jacobian_mod_p(a, th, X, c))
-    rn = M.numerical_rank(M.jacobian(a, th, X, c))["rank"]
+    rn = N.numerical_rank(N.jacobian(a, th, X, c))["rank"]
     assert rq == rp == rn
     # the exact Jacobians agree with the float one
     Jq = N.jacobian_rational(a, th, X, c).astype(float)
-    assert np.allclose(Jq, M.jacobian(a, th, X, c), rtol=1e-12, atol=1e-12)
+    assert np.allclose(Jq, N.jacobian(a, th, X, c), rtol=1e-12, atol=1e-12)
     # and at a dead-neuron / zero point all three drop together
-    th0 = M.kill_neuron(a, th, 1, 0) if a.kind == "mlp" else np.zeros_like(th)
+    th0 = singular.kill_neuron(a, th, 1, 0) if a.kind == "mlp" else np.zeros_like(th)
     rq0 = N.rank_rational(N.jacobian_rational(a, th0, X, c))
-    assert rq0 == N.rank_mod_p(N.jacobian_mod_p(a, th0, X, c)) == M.numerical_rank(M.jacobian(a, th0, X, c))["rank"]
+    assert rq0 == N.rank_mod_p(N.jacobian_mod_p(a, th0, X, c)) == N.numerical_rank(N.jacobian(a, th0, X, c))["rank"]
     assert rq0 < rq
 
 
@@ -135,7 +135,7 @@ def test_equilibration_fixes_deep_high_degree_rank():
     """Spec deviation: the raw SVD rank (tol 1e-8 s_max) of a depth-3, r = 5 net underestimates the
     rank; after row/column equilibration it matches the exact rank mod p (= #params, certified)."""
     a, c, th, X = _point({"kind": "mlp", "widths": [3, 3, 3, 1]}, 5, n=200, seed=1)
-    rep = M.dimension_report(a, c, X, th, exact_rows=52)
+    rep = dimension.dimension_report(a, c, X, th, exact_rows=52)
     assert rep["rank_exact_lb"] == rep["rank_numeric"] == 21 == rep["n_params"]
     assert rep["certified"]
     assert rep["rank_numeric_raw"] < 21
@@ -146,9 +146,9 @@ def test_equilibration_fixes_deep_high_degree_rank():
 def test_monomial_shallow_equals_secant_veronese(n, k, r):
     want = N.secant_veronese_dim(n, r, k)
     a, c, th, X = _point({"kind": "mlp", "widths": [n, k, 1]}, r, "monomial", seed=n + k + r)
-    J = M.jacobian(a, th, X, c)
-    assert M.numerical_rank(J)["rank"] == want
-    assert M.exact_rank_lower_bound(a, th, X, c) == want
+    J = N.jacobian(a, th, X, c)
+    assert N.numerical_rank(J)["rank"] == want
+    assert dimension.exact_rank_lower_bound(a, th, X, c) == want
 
 
 def test_secant_closed_form_values():
@@ -163,8 +163,8 @@ def test_secant_closed_form_values():
 def test_generic_quadratic_closed_form(n, k):
     a, c, th, X = _point({"kind": "mlp", "widths": [n, k, 1]}, 2, seed=10 * n + k)
     want = N.quadratic_generic_dim(n, k)
-    assert M.numerical_rank(M.jacobian(a, th, X, c))["rank"] == want
-    assert M.exact_rank_lower_bound(a, th, X, c) == want
+    assert N.numerical_rank(N.jacobian(a, th, X, c))["rank"] == want
+    assert dimension.exact_rank_lower_bound(a, th, X, c) == want
     if 2 <= k < n:
         assert want < a.n_params  # degree 2 is too low for identifiability
 
@@ -173,13 +173,13 @@ def test_degree_support_and_ambient():
     assert N.degree_support([0, 0, 1, 1], 2) == [2, 3]
     assert N.degree_support([0, 1, 1, 1], 3) == list(range(1, 10))
     assert N.degree_support([0, 0, 0, 1], 3) == [9]
-    assert M.ambient_dim({"kind": "mlp", "widths": [2, 2, 1]}, [0, 0, 1, 1]) == 7
-    assert M.ambient_dim({"kind": "mlp", "widths": [3, 3, 2]}, [0, 1, 1, 1]) == 2 * (3 + 6 + 10)
+    assert N.ambient_dim({"kind": "mlp", "widths": [2, 2, 1]}, [0, 0, 1, 1]) == 7
+    assert N.ambient_dim({"kind": "mlp", "widths": [3, 3, 2]}, [0, 1, 1, 1]) == 2 * (3 + 6 + 10)
 
 
 def test_paper_hypersurface_example():
     """MLP (2,2,1), sigma = x^3 + x^2: 6 parameters, M is a hypersurface in R^7."""
-    rep = M.architecture_dimension({"kind": "mlp", "widths": [2, 2, 1]}, 3, activation=[0, 0, 1, 1],
+    rep = dimension.architecture_dimension({"kind": "mlp", "widths": [2, 2, 1]}, 3, activation=[0, 0, 1, 1],
                                    n_points=40, seed=0)
     assert rep["ambient"] == 7 and rep["n_params"] == 6
     assert rep["rank_numeric"] == rep["rank_exact_lb"] == 6 and rep["certified"]
@@ -187,8 +187,8 @@ def test_paper_hypersurface_example():
 
 @pytest.mark.parametrize("widths,r", [([2, 2, 1], 3), ([3, 3, 2], 3), ([2, 2, 2, 1], 4), ([2, 3, 1], 4)])
 def test_mlp_formula_vs_rank(widths, r):
-    g = M.architecture_dimension({"kind": "mlp", "widths": widths}, r, "generic", n_points=80, seed=r)
-    m = M.architecture_dimension({"kind": "mlp", "widths": widths}, r, "monomial", n_points=80, seed=r)
+    g = dimension.architecture_dimension({"kind": "mlp", "widths": widths}, r, "generic", n_points=80, seed=r)
+    m = dimension.architecture_dimension({"kind": "mlp", "widths": widths}, r, "monomial", n_points=80, seed=r)
     P = g["n_params"]
     assert g["formula"] == P == sum(a * b for a, b in zip(widths[:-1], widths[1:]))
     assert g["rank_numeric"] == g["rank_exact_lb"] == g["expected"] == P and g["certified"]
@@ -199,7 +199,7 @@ def test_mlp_formula_vs_rank(widths, r):
 
 @pytest.mark.parametrize("k,s", [((3, 2), (2, 1)), ((3, 2), (1, 1)), ((4, 3, 2), (1, 2, 1)), ((5, 3), (2, 1))])
 def test_cnn_dim_is_sum_of_filter_sizes_also_zero_padded(k, s):
-    rep = M.architecture_dimension({"kind": "cnn", "kernels": k, "strides": s}, 3, n_points=60, seed=0)
+    rep = dimension.architecture_dimension({"kind": "cnn", "kernels": k, "strides": s}, 3, n_points=60, seed=0)
     assert rep["formula"] == sum(k) == rep["rank_numeric"] == rep["rank_exact_lb"]
     assert rep["rank_zero_padded"] == rep["rank_zero_padded_exact_lb"] == sum(k)
 
@@ -207,28 +207,28 @@ def test_cnn_dim_is_sum_of_filter_sizes_also_zero_padded(k, s):
 @pytest.mark.parametrize("k,s", [((3, 2), (1, 1)), ((4, 3, 2), (1, 2, 1))])
 def test_cnn_monomial_rank_is_sum_k_minus_the_scalings(k, s):
     """sigma = x^r: each pair of consecutive filters has a scaling symmetry, so dim M = sum k - (L - 1) (certified)."""
-    rep = M.architecture_dimension({"kind": "cnn", "kernels": k, "strides": s}, 3, "monomial", n_points=60, seed=0)
+    rep = dimension.architecture_dimension({"kind": "cnn", "kernels": k, "strides": s}, 3, "monomial", n_points=60, seed=0)
     assert rep["formula"] == rep["upper_bound"] == sum(k) - (len(k) - 1) == rep["rank_exact_lb"] == rep["rank_numeric"]
     assert rep["certified"] and rep["rank_zero_padded_exact_lb"] <= sum(k) - (len(k) - 1)
 
 
 def test_architecture_dimension_deterministic():
     spec = {"kind": "mlp", "widths": [2, 3, 1]}
-    a = M.architecture_dimension(spec, 3, seed=5, n_points=30)
-    b = M.architecture_dimension(spec, 3, seed=5, n_points=30)
+    a = dimension.architecture_dimension(spec, 3, seed=5, n_points=30)
+    b = dimension.architecture_dimension(spec, 3, seed=5, n_points=30)
     assert np.array_equal(a["singular_values"], b["singular_values"]) and np.array_equal(a["coeffs"], b["coeffs"])
-    assert not np.array_equal(a["coeffs"], M.architecture_dimension(spec, 3, seed=6, n_points=30)["coeffs"])
+    assert not np.array_equal(a["coeffs"], dimension.architecture_dimension(spec, 3, seed=6, n_points=30)["coeffs"])
 
 
 # --------------------------------------------------------------------------- identifiability (E3)
 def test_permutations_are_symmetries_and_orbit_distance_finds_them():
     a, c, th, X = _point({"kind": "mlp", "widths": [2, 3, 2, 1]}, 3, n=20, seed=7)
-    th2 = M.mlp_permute(a, th, [[2, 0, 1], [1, 0]])
-    assert np.allclose(M.forward(a, th2, X, c), M.forward(a, th, X, c), rtol=1e-12, atol=1e-12)
+    th2 = identifiability.mlp_permute(a, th, [[2, 0, 1], [1, 0]])
+    assert np.allclose(N.forward(a, th2, X, c), N.forward(a, th, X, c), rtol=1e-12, atol=1e-12)
     assert not np.allclose(th2, th)
-    d, perms = M.orbit_distance(a, th2, th)
+    d, perms = identifiability.orbit_distance(a, th2, th)
     assert d < 1e-14
-    d_other, _ = M.orbit_distance(a, th + 0.1, th)
+    d_other, _ = identifiability.orbit_distance(a, th + 0.1, th)
     assert d_other > 0.05
 
 
@@ -238,14 +238,14 @@ def test_monomial_scaling_symmetry_gives_infinite_fiber():
     th2 = th.copy()
     th2[0:2] *= t        # incoming weights of neuron 0
     th2[4] /= t ** 3     # its outgoing weight
-    assert np.allclose(M.forward(a, th2, X, c), M.forward(a, th, X, c), rtol=1e-12, atol=1e-12)
-    assert M.orbit_distance(a, th2, th)[0] > 0.1  # not a permutation: the fiber is not finite
+    assert np.allclose(N.forward(a, th2, X, c), N.forward(a, th, X, c), rtol=1e-12, atol=1e-12)
+    assert identifiability.orbit_distance(a, th2, th)[0] > 0.1  # not a permutation: the fiber is not finite
 
 
 def test_generic_identifiability_tiny_mlp():
     """(2,2,1), generic cubic: every converged LM solution of phi(W') = phi(W*) is a permutation of W*."""
     a, c, th, X = _point({"kind": "mlp", "widths": [2, 2, 1]}, 3, n=40, seed=0)
-    rep = M.fiber_report(a, c, X, th, n_starts=8, seed=1, max_nfev=150)
+    rep = identifiability.fiber_report(a, c, X, th, n_starts=8, seed=1, max_nfev=150)
     assert rep["n_converged"] >= 2
     assert rep["n_other_clusters"] == 0 and 1 <= rep["n_symmetric_clusters"] <= 2 == rep["orbit_size"]
     assert rep["max_orbit_dist"] < 1e-8
@@ -254,47 +254,47 @@ def test_generic_identifiability_tiny_mlp():
 def test_monomial_fibers_leave_the_permutation_orbit():
     """The x^r control of C1f: at the same W* and inputs, LM solutions spread over the scaling continuum."""
     a, c, th, X = _point({"kind": "mlp", "widths": [2, 2, 1]}, 3, n=40, seed=0)
-    mono = M.activation_coeffs(3, "monomial")
-    rep = M.fiber_report(a, mono, X, th, n_starts=8, seed=1, max_nfev=150)
+    mono = N.activation_coeffs(3, "monomial")
+    rep = identifiability.fiber_report(a, mono, X, th, n_starts=8, seed=1, max_nfev=150)
     assert rep["n_converged"] >= 2 and rep["n_other_clusters"] >= 1
 
 
 def test_generic_identifiability_tiny_cnn():
     a, c, th, X = _point({"kind": "cnn", "kernels": [3, 2], "strides": [2, 1]}, 2, n=40, seed=0)
-    rep = M.fiber_report(a, c, X, th, n_starts=6, seed=1, max_nfev=150)
+    rep = identifiability.fiber_report(a, c, X, th, n_starts=6, seed=1, max_nfev=150)
     assert rep["n_converged"] >= 2 and rep["n_clusters"] == 1 == rep["n_symmetric_clusters"]
 
 
 # ------------------------------------------------------------------------------ singularities (E4)
 def test_mlp_dead_neuron_rank_drop_equals_subnetwork_rank():
     a, c, th, X = _point({"kind": "mlp", "widths": [3, 4, 1]}, 3, n=60, seed=3)
-    rep = M.mlp_subnetwork_report(a, c, X, th, layer=1, neuron=2)
+    rep = singular.mlp_subnetwork_report(a, c, X, th, layer=1, neuron=2)
     assert rep["rank_numeric"] == rep["rank_exact_lb"] == rep["rank_sub"] == 12 < rep["n_params"] == 16
-    sub, ths = M.remove_neuron(a, M.kill_neuron(a, th, 1, 2), 1, 2)
-    full, th_back = M.embed_dead_neuron(sub, ths, 1, 2)
-    assert full.widths == a.widths and np.array_equal(th_back, M.kill_neuron(a, th, 1, 2))
+    sub, ths = singular.remove_neuron(a, singular.kill_neuron(a, th, 1, 2), 1, 2)
+    full, th_back = singular.embed_dead_neuron(sub, ths, 1, 2)
+    assert full.widths == a.widths and np.array_equal(th_back, singular.kill_neuron(a, th, 1, 2))
 
 
 def test_cnn_shift_vectors_integrality():
-    assert M.cnn_shift_vectors(M.cnn_arch([3, 2], [1, 1])) == [(-1, 1), (1, -1)]
-    assert M.cnn_shift_vectors(M.cnn_arch([3, 2], [2, 1])) == [(-2, 1), (2, -1)]
-    assert M.cnn_shift_vectors(M.cnn_arch([2, 2], [2, 1])) == []  # |t_1| <= 1 cannot cancel 2 t_2
-    a = M.cnn_arch([3, 2], [1, 1])
-    assert M.cnn_shift_mask(a, (-1, 1)).tolist() == [False, True, True, True, False]
+    assert points.cnn_shift_vectors(N.cnn_arch([3, 2], [1, 1])) == [(-1, 1), (1, -1)]
+    assert points.cnn_shift_vectors(N.cnn_arch([3, 2], [2, 1])) == [(-2, 1), (2, -1)]
+    assert points.cnn_shift_vectors(N.cnn_arch([2, 2], [2, 1])) == []  # |t_1| <= 1 cannot cancel 2 t_2
+    a = N.cnn_arch([3, 2], [1, 1])
+    assert points.cnn_shift_mask(a, (-1, 1)).tolist() == [False, True, True, True, False]
     with pytest.raises(ValueError):
-        M.shift_cnn_params(a, np.ones(5), (-1, 1))
+        points.shift_cnn_params(a, np.ones(5), (-1, 1))
 
 
 def test_cnn_node_spec_example():
     """W = ([0,a,b],[c,0]), W' = ([a,b,0],[0,c]): same function, two tangent spaces (rank 7 > 5)."""
-    a = M.cnn_arch([3, 2], [1, 1])
+    a = N.cnn_arch([3, 2], [1, 1])
     rng = np.random.default_rng(0)
-    c = M.activation_coeffs(3, rng=rng)
-    X = M.sample_inputs(40, 4, rng)
+    c = N.activation_coeffs(3, rng=rng)
+    X = points.sample_inputs(40, 4, rng)
     A, B, C = 0.7, -1.1, 0.9
     th = np.array([0, A, B, C, 0.0])
-    assert np.array_equal(M.shift_cnn_params(a, th, (-1, 1)), [A, B, 0, 0, C])
-    rep = M.cnn_node_report(a, c, X, th, (-1, 1))
+    assert np.array_equal(points.shift_cnn_params(a, th, (-1, 1)), [A, B, 0, 0, C])
+    rep = singular.cnn_node_report(a, c, X, th, (-1, 1))
     assert rep["max_abs_diff"] < 1e-12
     assert rep["rank_W"] == rep["rank_W_shift"] == 5
     assert rep["rank_joint"] == rep["rank_joint_exact_lb"] == 7 > rep["sum_k"]
@@ -302,23 +302,23 @@ def test_cnn_node_spec_example():
 
 def test_cnn_symmetric_pair_is_no_node():
     """C4's control: W and its x^r-symmetric image compute the same function with one tangent space."""
-    a = M.cnn_arch([3, 2], [1, 1])
+    a = N.cnn_arch([3, 2], [1, 1])
     rng = np.random.default_rng(0)
-    X = M.sample_inputs(40, 4, rng)
+    X = points.sample_inputs(40, 4, rng)
     th = np.array([0, 0.75, -1.25, 0.5, 0.0])
-    th2 = M.cnn_rescale(a, th, 3)
+    th2 = singular.cnn_rescale(a, th, 3)
     assert np.array_equal(th2, [0, 1.5, -2.5, 0.5 / 8, 0.0])
-    rep = M.cnn_symmetric_pair_report(a, 3, X, th)
+    rep = singular.cnn_symmetric_pair_report(a, 3, X, th)
     assert rep["max_abs_diff"] < 1e-12 and rep["rank_joint"] == rep["rank_joint_exact_lb"] == rep["rank_W"] < rep["sum_k"]
 
 
 # ------------------------------------------------------------------------- critical exposure (E5)
 def test_mlp_subnetwork_critical_point_is_full_critical_point():
     rng = np.random.default_rng(13)
-    c = M.activation_coeffs(3, rng=rng)
-    X = M.sample_inputs(60, 2, rng)
+    c = N.activation_coeffs(3, rng=rng)
+    X = points.sample_inputs(60, 2, rng)
     Y = rng.standard_normal((60, 1))
-    rep = M.mlp_critical_exposure([2, 3, 1], c, X, Y, seed=0)
+    rep = training.mlp_critical_exposure([2, 3, 1], c, X, Y, seed=0)
     assert rep["converged"] and rep["full_critical"] and not rep["not_critical"]
     assert rep["grad_dead_max"] == rep["grad_exposed_max"] == 0.0
     assert rep["grad_alive_diff"] < 1e-12 and rep["loss_full"] == pytest.approx(rep["loss_sub"], rel=1e-12)
@@ -326,26 +326,26 @@ def test_mlp_subnetwork_critical_point_is_full_critical_point():
 
 def test_cnn_subnetwork_critical_point_is_not_full_critical_point():
     rng = np.random.default_rng(12)
-    c = M.activation_coeffs(3, rng=rng)
-    X = M.sample_inputs(60, 4, rng)
+    c = N.activation_coeffs(3, rng=rng)
+    X = points.sample_inputs(60, 4, rng)
     Y = rng.standard_normal((60, 1))
-    rep = M.cnn_critical_exposure([3, 2], [1, 1], c, X, Y, seed=0)
+    rep = training.cnn_critical_exposure([3, 2], [1, 1], c, X, Y, seed=0)
     assert rep["converged"] and rep["grad_sub_norm"] < 1e-8
     assert rep["not_critical"] and rep["grad_zeroed_max"] == rep["grad_exposed_max"] > 1e-4 and not rep["full_critical"]
 
 
 # ------------------------------------------------------------------------------- sparsity bias (E6)
 def test_gd_decreases_loss_and_trial_reports():
-    a = M.mlp_arch([2, 3, 1])
+    a = N.mlp_arch([2, 3, 1])
     rng = np.random.default_rng(0)
     c = np.array([0.0, 1.0, 0.5, 0.3])
-    teacher = M.kill_neuron(a, M.init_params(a, rng), 1, 2)
-    X = M.sample_inputs(50, 2, rng)
-    Y = M.forward(a, teacher, X, c)
-    th0 = M.init_params(a, rng, 0.3)
-    res = M.gd_train(a, th0, X, Y, c, lr=0.02, n_steps=300)
-    assert not res["diverged"] and res["loss"] < M.mse_loss_and_grad(a, th0, X, Y, c)[0]
-    tr = M.sparsity_bias_trial(a, c, X, teacher, seed=0, lr=0.02, n_steps=200)
+    teacher = singular.kill_neuron(a, points.init_params(a, rng), 1, 2)
+    X = points.sample_inputs(50, 2, rng)
+    Y = N.forward(a, teacher, X, c)
+    th0 = points.init_params(a, rng, 0.3)
+    res = training.gd_train(a, th0, X, Y, c, lr=0.02, n_steps=300)
+    assert not res["diverged"] and res["loss"] < training.mse_loss_and_grad(a, th0, X, Y, c)[0]
+    tr = training.sparsity_bias_trial(a, c, X, teacher, seed=0, lr=0.02, n_steps=200)
     assert set(tr) == {"loss", "diverged", "min_rel", "n_sparse", "sparse"} and 0 <= tr["min_rel"] <= 1
 
 
@@ -467,19 +467,19 @@ def test_evaluate_measure_detects_failures():
 # ----------------------------------------------------------------------------------- what the steps share
 def test_a_table_a_point_is_the_one_architecture_dimension_draws():
     """E3-E6 steps work at the point of a Table A row: random_point draws c, theta, X as architecture_dimension."""
-    assert M.arch_spec([2, 3, 1]) == {"kind": "mlp", "widths": [2, 3, 1]}
-    assert M.arch_spec({"kernels": [3, 2], "strides": [2, 1]}) == {"kind": "cnn", "kernels": [3, 2], "strides": [2, 1]}
-    s = M.point_seed(2026, "mlp(2,3,1)", 3)
-    assert s == M.point_seed(2026, "mlp(2,3,1)", 3) != M.point_seed(2026, "mlp(2,3,1)", 4)
-    spec = M.arch_spec([2, 3, 1])
-    arch, c, theta, X, _ = M.random_point(spec, 3, 20, s)
-    rep = M.architecture_dimension(spec, 3, "generic", n_points=20, seed=s)
+    assert points.arch_spec([2, 3, 1]) == {"kind": "mlp", "widths": [2, 3, 1]}
+    assert points.arch_spec({"kernels": [3, 2], "strides": [2, 1]}) == {"kind": "cnn", "kernels": [3, 2], "strides": [2, 1]}
+    s = points.point_seed(2026, "mlp(2,3,1)", 3)
+    assert s == points.point_seed(2026, "mlp(2,3,1)", 3) != points.point_seed(2026, "mlp(2,3,1)", 4)
+    spec = points.arch_spec([2, 3, 1])
+    arch, c, theta, X, _ = points.random_point(spec, 3, 20, s)
+    rep = dimension.architecture_dimension(spec, 3, "generic", n_points=20, seed=s)
     assert np.array_equal(rep["coeffs"], c)
-    assert rep["rank_numeric"] == M.numerical_rank(M.jacobian(arch, theta, X, c))["rank"]
+    assert rep["rank_numeric"] == N.numerical_rank(N.jacobian(arch, theta, X, c))["rank"]
 
 
 def test_light_steps_do_not_load_scipy_optimize():
-    """scipy.optimize (LM, Hungarian matching) is imported by the functions of E3 and E5 that use it, not by methods."""
+    """scipy.optimize (LM, Hungarian matching) is imported by the functions of E3 and E5 that use it, not at import."""
     import subprocess
     import sys
 

@@ -11,7 +11,7 @@ from workflow.core.params import ParamsError
 from workflow.papers.simuhome import agents as A
 from workflow.papers.simuhome import episodes as E
 from workflow.papers.simuhome import evaluate as V
-from workflow.papers.simuhome import plan, selftest, sim
+from workflow.papers.simuhome import environment, matter, plan, selftest, sim
 
 
 def home_config(devices, temperature=3000, start="08:00:00"):
@@ -26,7 +26,7 @@ def light(did="l1", on=False):
 def appliance(did="dw", kind="dishwasher", running_s=None):
     dev = {"id": did, "type": kind, "cycle_minutes": 60, "attributes": {"OnOff.OnOff": True}}
     if running_s:
-        dev["attributes"]["OperationalState.OperationalState"] = sim.RUNNING
+        dev["attributes"]["OperationalState.OperationalState"] = matter.RUNNING
         dev["remaining_s"] = running_s
     return dev
 
@@ -90,7 +90,7 @@ def test_the_checked_scheduler_refuses_malformed_actions_and_observations_are_co
     rules.clear()
     structure = checked.call("get_device_structure", {"device_id": "l1"})
     structure["clusters"]["LevelControl"]["commands"]["MoveToLevel"]["level"][1] = 10**6
-    assert checked.call("get_environment_control_rules")["rules"] and sim.COMMANDS["LevelControl"]["MoveToLevel"]["level"] == (1, 254)
+    assert checked.call("get_environment_control_rules")["rules"] and matter.COMMANDS["LevelControl"]["MoveToLevel"]["level"] == (1, 254)
 
 
 def test_dependencies_in_order_succeed_and_are_logged(home):
@@ -108,7 +108,7 @@ def test_one_ac_cools_as_the_closed_form_of_the_ode_and_two_add_up():
     k1, trace = selftest.fidelity(env, 30)
     assert k1["k1_drop_rel_err"] < 1e-4 and k1["k1_relax_rel_err"] < 1e-4 and k1["k1_monotone"] == 1.0
     assert k1["k1_two_over_one"] == pytest.approx(2.0, abs=1e-6)
-    drop = sim.COOL_CAP / sim.T_RELAX * (1 - math.exp(-sim.T_RELAX * 1800)) / 100  # about 0.76 degC in 30 min
+    drop = environment.COOL_CAP / environment.T_RELAX * (1 - math.exp(-environment.T_RELAX * 1800)) / 100  # about 0.76 degC in 30 min
     assert k1["info_k1_drop_c"] == pytest.approx(drop, rel=1e-4) and 0.7 < drop < 0.9
 
 
@@ -139,9 +139,9 @@ def test_an_appliance_counts_down_and_stops_at_the_end_of_its_cycle():
     home.advance(100)
     assert home.devices["dw"].attrs["OperationalState"]["CountdownTime"] == 25
     home.advance(30)
-    assert home.devices["dw"].attrs["OperationalState"] == {"OperationalState": sim.STOPPED, "CountdownTime": None}
+    assert home.devices["dw"].attrs["OperationalState"] == {"OperationalState": matter.STOPPED, "CountdownTime": None}
     end = [c for c in home.changes if c[2] == "OperationalState.OperationalState"]
-    assert end == [(sim.parse_clock("08:00:00") + 1250, "dw", "OperationalState.OperationalState", sim.STOPPED)]
+    assert end == [(sim.parse_clock("08:00:00") + 1250, "dw", "OperationalState.OperationalState", matter.STOPPED)]
 
 
 def test_a_workflow_returns_a_receipt_and_a_bad_action_fails_silently_unless_checked():

@@ -158,16 +158,26 @@ def load(path) -> dict:
 
 
 def validate_papers(slugs, papers_dir: Path = Path(__file__).resolve().parents[1] / "papers") -> None:
-    """Check every paper's claims.yaml before any job runs; one ClaimsError lists all problems."""
-    from .params import read_yaml
+    """Check every paper's claims.yaml before any job runs; one ClaimsError lists all problems. Files that passed
+    unchanged (with the same schema, rules and profiles) are not checked again: that took most of a second of every
+    `snakemake` call."""
+    from . import params as params_mod
 
-    found = []
-    for slug in slugs:
-        path = papers_dir / slug / "claims.yaml"
-        found += problems(read_yaml(path), str(path.relative_to(papers_dir.parents[1]))) if path.exists() else [
-            f"{path}: missing (every paper has a claims.yaml, written before results)"]
+    root = papers_dir.parents[1]
+    paths = [papers_dir / slug / "claims.yaml" for slug in slugs]
+    found = [f"{path}: missing (every paper has a claims.yaml, written before results)" for path in paths
+             if not path.exists()]
     if found:
         raise ClaimsError("invalid claims files, nothing was run:\n  " + "\n  ".join(found))
+    stamp = params_mod.passed_stamp("claims-valid", [SCHEMA, Path(__file__), Path(params_mod.__file__), *paths], root,
+                                    extra=",".join(PROFILES))
+    if stamp.exists():
+        return
+    found = [problem for path in paths for problem in problems(params_mod.read_yaml(path), str(path.relative_to(root)))]
+    if found:
+        raise ClaimsError("invalid claims files, nothing was run:\n  " + "\n  ".join(found))
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.touch()
 
 
 # ---- verdicts ----------------------------------------------------------------------------------------------

@@ -249,6 +249,16 @@ def load(profile: str = "default", root: Path = ROOT) -> dict:
     return merged(params, over_file) if over_file.exists() else params
 
 
+def passed_stamp(check: str, files: list[Path], root: Path = ROOT, extra: str = "") -> Path:
+    """Where a check that these exact files passed leaves its stamp: named by the fingerprint of their names and
+    bytes (and `extra`, what else the check reads), so that a check of unchanged files is not repeated."""
+    digest = hashlib.sha256(extra.encode() + b"\0")
+    for path in files:
+        digest.update(str(path.relative_to(root) if path.is_relative_to(root) else path).encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return root / ".cache" / check / digest.hexdigest()
+
+
 def validate_once(params: dict, root: Path = ROOT) -> None:
     """Validate params.yaml alone and every profile's merged tree, skipped when these exact files already passed.
 
@@ -260,12 +270,8 @@ def validate_once(params: dict, root: Path = ROOT) -> None:
     (which edits params.yaml) finds no stamp and validates.
     """
     overlays = sorted((root / "profiles").glob("*/params.yaml"))
-    files = [root / "params.yaml", *overlays, *sorted(SCHEMAS.glob("*.schema.yaml")), Path(__file__)]
-    digest = hashlib.sha256()
-    for path in files:
-        digest.update(str(path.relative_to(root) if path.is_relative_to(root) else path).encode() + b"\0")
-        digest.update(path.read_bytes() + b"\0")
-    stamp = root / ".cache" / "params-valid" / digest.hexdigest()
+    stamp = passed_stamp("params-valid", [root / "params.yaml", *overlays, *sorted(SCHEMAS.glob("*.schema.yaml")),
+                                          Path(__file__)], root)
     if stamp.exists():
         return
     validate(params, shown(root / "params.yaml"))

@@ -1,8 +1,8 @@
 """The paper's main table (data set x base x horizon x seed rows, methods as columns) and the claims of claims.yaml.
 
-The cells' files (and the one whose traces Figs. B/C show) are found through the paper's plan (``plan.tta_paths``,
-``plan.trace_path`` of the ``cosa.datasets`` section), the same functions the rule file builds its inputs from: no
-command line grows with the number of cells.
+The cells and their files (and the one whose traces Figs. B/C show) come from the paper's plan (``plan.cells``,
+``plan.tta_path``, ``plan.trace_path`` of the ``cosa.datasets`` section), the same functions the rule file builds its
+inputs from: no command line grows with the number of cells, and no file name is parsed back into its cell.
 
 Each claim's metrics are measured once per unit (a cell, or a (base, seed) pair for K3) by ``measure``; the
 negative controls and the placebos are judged by the same checks on ``measure`` with their run in COSA's place."""
@@ -33,23 +33,17 @@ NULLS = {"aa_no_tta": "no_tta", "aa_tafas": "tafas_lite"}
 CELL = ["dataset", "base", "H", "seed"]
 
 
-def cell_of(path: Path) -> dict:
-    """results/cosa/tta/<dataset>/<base>_H<h>_s<seed>.json -> {'dataset', 'base', 'H', 'seed'}."""
-    rest, seed = path.stem.rsplit("_s", 1)
-    base, h = rest.rsplit("_H", 1)
-    return {"dataset": path.parent.name, "base": base, "H": int(h), "seed": int(seed)}
-
-
-def long_table(paths: list[Path]) -> pd.DataFrame:
-    """One row per (cell, method); the leakage check's numbers on the rows of the methods it ran."""
+def long_table(cells: list[tuple]) -> pd.DataFrame:
+    """One row per (cell, method) of the plan's cells (``plan.cells``: (dataset, base, H, seed), each read from its
+    ``plan.tta_path``); the leakage check's numbers on the rows of the methods it ran."""
     rows = []
-    for path in paths:
-        summary = read_json(path)
+    for cell in cells:
+        summary = read_json(Path(plan.tta_path(*cell)))
         leak = summary.pop("leak_check")
         no_tta = summary["no_tta"]["mse"]
         for method, r in summary.items():
             checked = leak.get(method, {})
-            rows.append(cell_of(path) | {"method": method, **r, "rel_impr": (no_tta - r["mse"]) / no_tta,
+            rows.append(dict(zip(CELL, cell)) | {"method": method, **r, "rel_impr": (no_tta - r["mse"]) / no_tta,
                                          **{f"leak_{k}": checked.get(k, np.nan) for k in
                                             ("max_abs_pred_change", "nonfinite_preds", "base_changed")}})
     return pd.DataFrame(rows)
@@ -126,7 +120,7 @@ def main(argv=None):
     step.parser.add_argument("--stream", type=Path, required=True)
     step.parser.add_argument("--claims", type=Path, required=True)
     args, datasets = step.start(argv)  # the rule reads cosa.datasets: the plan's cells
-    table = long_table([Path(path) for path in plan.tta_paths(datasets)])
+    table = long_table(plan.cells(datasets))
     controls = {name: measure(table, run) for name, run in CONTROLS.items()} | measure_nulls(table)
     result = claims_mod.check(CLAIMS, measure(table), args.profile, args.claims, step.log, controls=controls)
     write_text(args.table, table.to_csv(index=False, float_format="%.6g"))

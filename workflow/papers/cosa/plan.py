@@ -16,6 +16,16 @@ def cells(datasets: dict) -> list[tuple[str, str, int, int]]:
             for s in d["seeds"]]
 
 
+def data_path(dataset: str, seed) -> str:
+    """A data set's splits at one seed (the generator's draw for a synthetic set)."""
+    return f"{OUT}/data/{dataset}_s{seed}.npz"
+
+
+def base_path(dataset: str, base: str, horizon, seed, ext: str = "pt") -> str:
+    """A cell's frozen base model (.pt) or its training summary (.json)."""
+    return f"{OUT}/base/{dataset}/{base}_H{horizon}_s{seed}.{ext}"
+
+
 def tta_path(dataset: str, base: str, horizon: int, seed: int, ext: str = "json") -> str:
     """A cell's TTA summary (.json, per method) or per-window traces (.npz)."""
     return f"{OUT}/tta/{dataset}/{base}_H{horizon}_s{seed}.{ext}"
@@ -39,3 +49,16 @@ def raw_files(datasets: dict, dataset: str) -> list[str]:
     """The catalog file a data set is read from; generators need none."""
     source = datasets[dataset]["source"]
     return [] if source in GENERATORS else [f"data/raw/{source}.csv"]
+
+
+FIGURES = ("table_rel_improvement", "gain_vs_horizon", "stream_mse", "gate")
+
+
+def out_path(name: str) -> str:
+    """One of the paper's results: table.csv, stream.csv, claims.json (the evaluate step's), main_table.csv (the
+    plot step's)."""
+    return f"{OUT}/{name}"
+
+
+def figure_paths() -> list[str]:
+    return [f"{OUT}/figures/{fig}.png" for fig in FIGURES]

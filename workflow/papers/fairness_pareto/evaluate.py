@@ -6,7 +6,6 @@ method's place and measure the same per-cell metric; like the controls, their va
 '<null>__'."""
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +19,6 @@ from . import methods as M
 from . import plan
 
 CLAIMS = Path(__file__).with_name("claims.yaml")
-CELL = re.compile(r"^(?P<dataset>[A-Za-z0-9_]+?)_s(?P<seed>[0-9]+)(?:_(?P<rest>[A-Za-z0-9]+))?$")
 EOD_LEVEL = 0.03   # C4: accuracy at test EOd <= 0.03 (spec), each point mixed with the constant predictor to meet it
 EPS_CLAIMS = 0.3   # C1/C3: eps grid 0 : 0.01 : 0.3 (spec)
 SEP = "__"         # cells.csv: '<control>__<column>' holds a control's value of <column>
@@ -34,22 +32,16 @@ C4_METHODS = ("ours_eod", "eqodds", "gstar_eod")  # their accuracies at test EOd
 INTERVENTIONS = ("ours_eod", "ours_dp", "gstar_eod", "gstar_dp", "eqodds", "dp_postproc", "dfr", "expgrad_eod", "expgrad_dp")
 
 
-def cell_of(path: Path) -> dict:
-    """results/.../<dataset>_s<seed>[_<family>].<ext> -> {'dataset', 'seed'}."""
-    m = CELL.match(path.stem)
-    if not m:
-        raise ValueError(f"{path}: expected <dataset>_s<seed>[_<family>] as the file name")
-    return {"dataset": m["dataset"], "seed": int(m["seed"])}
-
-
-def gather(paths, kind: str) -> pd.DataFrame:
+def gather(p: dict, kind: str) -> pd.DataFrame:
+    """One kind of file (a key of ``plan.cell_files``) of every cell of the plan, with the cell's dataset and seed
+    as columns (taken from the plan, never parsed back from the file name)."""
     frames = []
-    for path in paths:
-        if kind == "json":
-            frames.append(pd.DataFrame([cell_of(path) | read_json(path)]))
+    for dataset, seed in plan.cells(p):
+        path, cell = Path(plan.cell_files(dataset, seed)[kind]), {"dataset": dataset, "seed": seed}
+        if kind == "summary":
+            frames.append(pd.DataFrame([cell | read_json(path)]))
         else:
-            stem = Path(path).stem.removesuffix("_fairfair")
-            frames.append(pd.read_csv(path).assign(**cell_of(Path(stem))))
+            frames.append(pd.read_csv(path).assign(**cell))
     return pd.concat(frames, ignore_index=True)
 
 
@@ -217,11 +209,9 @@ def main(argv=None):
     for name in ("out-frontiers", "out-fairfair", "out-points", "out-cells", "claims"):
         step.parser.add_argument(f"--{name}", type=Path, required=True)
     args, p = step.start(argv)  # p: the plan section (which cells exist)
-    files = {kind: [Path(path) for path in plan.paths(p, kind)]
-             for kind in ("frontiers", "fairfair", "points", "control", "summary")}
-    fr, ff, pts = gather(files["frontiers"], "csv"), gather(files["fairfair"], "csv"), gather(files["points"], "csv")
-    ctrl = gather(files["control"], "csv")
-    summ = gather(files["summary"], "json")
+    fr, ff, pts = gather(p, "frontiers"), gather(p, "fairfair"), gather(p, "points")
+    ctrl = gather(p, "control")
+    summ = gather(p, "summary")
     rows = []
     for s in summ.to_dict("records"):
         def of(table):

@@ -52,17 +52,6 @@ def frontier_table(s: dict, roc, joint, grid, notions, frontiers=FRONTIERS) -> p
     return pd.DataFrame(rows)
 
 
-def shuffled_group_cell(logit, y, g, seed: int) -> tuple[dict, np.ndarray]:
-    """The control's cell: the group attribute of the test rows permuted (seeded); marginals, z_b and the caps (the
-    model's own group accuracies) recomputed under it. Returns (summary-like dict, permuted groups)."""
-    gs = np.random.default_rng(seed).permutation(np.asarray(g).astype(int))
-    pred = (np.asarray(logit) > 0).astype(int)
-    z_b = M.confusion_vector(y, pred, gs)
-    stats = M.group_stats(y, gs)
-    caps = [float((y[gs == a] == pred[gs == a]).mean()) for a in (0, 1)]
-    return {**stats, "z_b": z_b.tolist(), "caps": caps, "acc_b": float((pred == y).mean())}, gs
-
-
 def drop_summary(table: pd.DataFrame, alpha0: float, alpha1: float, group_acc) -> dict:
     """The DP drop of the MS frontier (eps = 1 -> 0), the EOd drop, and the Zhao-Gordon condition of claim C3 on the
     vanilla model's own group errors 1 - group_acc."""
@@ -107,7 +96,7 @@ def main(argv=None):
     lemma2 = lp.lemma2_accuracy(a0, a1, b)
     acc = table.set_index(["frontier", "notion", "eps"])["acc"]
     # the control of claim C3/C1: same model, group attribute permuted; claim notions only, no diagnostics
-    s_ctrl, g_ctrl = shuffled_group_cell(logit, y, g, s["seed"])
+    s_ctrl, g_ctrl = M.shuffled_group_cell(logit, y, g, s["seed"])
     control = frontier_table(s_ctrl, M.roc_with_base(logit, y, g_ctrl, s_ctrl["z_b"], p["roc_thresholds"]), None, grid,
                              ("eod", "dp"), frontiers=("ours", "fact", "factgstar"))
     summary = {"alpha0": a0, "alpha1": a1, "beta": b, "acc_b": s["acc_b"], "caps": s["caps"],

@@ -113,10 +113,8 @@ RUNNERS = {"ours": run_ours, "gstar": run_gstar, "eqodds": run_eqodds, "dfr": ru
 
 def group_blind_caps(f, s) -> tuple:
     """The placebo's group caps (frontiers.py, placebo_group_caps): the model's own group accuracies under the group
-    attribute permuted with the cell's seed, exactly as the frontiers step computes them."""
-    from .frontiers import shuffled_group_cell
-
-    return tuple(shuffled_group_cell(f["logit_test"], f["y_test"], f["g_test"], s["seed"])[0]["caps"])
+    attribute permuted with the cell's seed, exactly as the frontiers step computes them (methods.shuffled_group_cell)."""
+    return tuple(M.shuffled_group_cell(f["logit_test"], f["y_test"], f["g_test"], s["seed"])[0]["caps"])
 
 
 def place(points, f, s, roc, notions=("eod", "dp")) -> pd.DataFrame:

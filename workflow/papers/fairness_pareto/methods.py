@@ -25,7 +25,7 @@ NOTIONS = ("dp", "eod", "eop")
 __all__ = [
     "NOTIONS", "group_stats", "confusion_vector", "fairness_matrices", "fairness_metrics", "fairness_of_z",
     "score_bins_joint", "roc_points", "roc_with_base", "dp_drop_condition", "retrain_head_group_bias",
-    "predict_group_bias", "gstar_thresholds", "acc_at_level", "dfr_balanced_indices",
+    "predict_group_bias", "gstar_thresholds", "acc_at_level", "dfr_balanced_indices", "shuffled_group_cell",
 ]
 
 # ----------------------------------------------------------------------------------------------- basics
@@ -223,3 +223,14 @@ def dfr_balanced_indices(y, group, seed=0) -> np.ndarray:
     cells = [np.flatnonzero((g == a) & (y == c)) for a in (0, 1) for c in (0, 1)]
     n = min(len(c) for c in cells)
     return np.sort(np.concatenate([rng.choice(c, n, replace=False) for c in cells]))
+
+
+def shuffled_group_cell(logit, y, g, seed: int) -> tuple[dict, np.ndarray]:
+    """The control's cell: the group attribute of the test rows permuted (seeded); marginals, z_b and the caps (the
+    model's own group accuracies) recomputed under it. Returns (summary-like dict, permuted groups)."""
+    gs = np.random.default_rng(seed).permutation(np.asarray(g).astype(int))
+    pred = (np.asarray(logit) > 0).astype(int)
+    z_b = confusion_vector(y, pred, gs)
+    stats = group_stats(y, gs)
+    caps = [float((y[gs == a] == pred[gs == a]).mean()) for a in (0, 1)]
+    return {**stats, "z_b": z_b.tolist(), "caps": caps, "acc_b": float((pred == y).mean())}, gs

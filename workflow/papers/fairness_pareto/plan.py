@@ -32,3 +32,9 @@ def raw_files(source: str) -> list[str]:
     """The catalog files (rules/data.smk) a data set's source is read from."""
     names = ["adult_train", "adult_test"] if source == "adult" else [source]
     return [f"data/raw/{name}.csv" for name in names]
+
+
+def out_path(name: str) -> str:
+    """A file of this paper by its place under the paper's results folder (the rule file asks here for every path
+    it does not build from a job's values above: tables, claims, figures, per-wildcard outputs)."""
+    return f"{OUT}/{name}"

@@ -6,7 +6,7 @@ import zlib
 
 import numpy as np
 
-from . import methods as M
+from .hypergraph import planted_hypergraph_stream
 
 ORDERS = ("random", "bridges_last")  # arrival orders; an order's position is part of its instance's seed
 
@@ -20,6 +20,6 @@ def rng_for(p: dict, family: str, seed: int, m: int, *more: int) -> np.random.Ge
 
 def make_stream(p: dict, family: str, seed: int, m: int, order: str = "random") -> dict:
     """The planted stream of spec 2.3. Both orders of one (family, seed, m) hold the same hyperedges."""
-    return M.planted_hypergraph_stream(n=p["n"], m=m, r=p["r"], seed=rng_for(p, family, seed, m), k=p["k"],
+    return planted_hypergraph_stream(n=p["n"], m=m, r=p["r"], seed=rng_for(p, family, seed, m), k=p["k"],
                                        n_bridges=p["n_bridges"], p_in=p["p_in"], w_range=(p["w_min"], p["w_max"]),
                                        order=order)

@@ -31,3 +31,9 @@ def sliding_queries(p: dict) -> list[str]:
 def sliding_memory(p: dict) -> list[str]:
     """The sliding job's memory trace of every job."""
     return [f"{OUT}/sliding/{family}_s{seed}_memory.csv" for family, seed in jobs(p)]
+
+
+def out_path(name: str) -> str:
+    """A file of this paper by its place under the paper's results folder (the rule file asks here for every path
+    it does not build from a job's values above: tables, claims, figures, per-wildcard outputs)."""
+    return f"{OUT}/{name}"

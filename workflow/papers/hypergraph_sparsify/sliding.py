@@ -16,6 +16,7 @@ from workflow.core.io import write_text
 from workflow.core.step import Step
 
 from . import methods as M
+from .metrics import evaluate_sliding
 from .instances import make_stream, rng_for
 
 SLIDING = 99  # the extra seed part of the sliding runs (the sweep uses 0..len(instances.ORDERS)-1)
@@ -30,7 +31,7 @@ def run(p: dict, family: str, seed: int, log=print) -> tuple[pd.DataFrame, pd.Da
     rng = rng_for(p, family, seed, m, SLIDING)
     res = M.run_sliding(H, W, rho=p["rho"], seed=rng, n_queries=p["n_queries"], recompute_every=p["recompute_every"])
     log(f"{family} s{seed}: sliding pass over m={m}, W={W} in {res['time_s']:.1f}s, peak {res['peak_stored']} stored")
-    ev = M.evaluate_sliding(H, res, seed=rng_for(p, family, seed, m, SLIDING, 1), ascent_steps=p["ascent_steps"],
+    ev = evaluate_sliding(H, res, seed=rng_for(p, family, seed, m, SLIDING, 1), ascent_steps=p["ascent_steps"],
                             control_seed=rng_for(p, family, seed, m, SLIDING, 2),
                             n_gauss=p["n_gauss"], n_unions=p["n_unions"], n_eig=p["n_eig"], flip=p["flip"])
     key = dict(family=family, seed=int(seed), r=int(p["r"]), n=int(p["n"]), m=m, window=W)

@@ -19,6 +19,7 @@ from workflow.core.io import write_text
 from workflow.core.step import Step
 
 from . import methods as M
+from .metrics import evaluate_sparsifier, make_test_family, reference_stats
 from .instances import ORDERS, make_stream, rng_for
 
 SCALARS = ("stored", "frac_stored", "bits", "bits_frac", "peak_stored", "peak_bits", "sketch_rows", "sketch_bits",
@@ -44,9 +45,9 @@ def run_instance(H: dict, p: dict, family: str, seed: int, order: str, methods: 
     m = int(H["verts"].shape[0])
     key = dict(family=family, seed=int(seed), r=int(p["r"]), n=int(p["n"]), m=m, order=order)
     o = ORDERS.index(order)
-    fam = M.make_test_family(H, rng_for(p, family, seed, m, o, 0), n_gauss=p["n_gauss"], n_unions=p["n_unions"],
+    fam = make_test_family(H, rng_for(p, family, seed, m, o, 0), n_gauss=p["n_gauss"], n_unions=p["n_unions"],
                              n_eig=p["n_eig"], flip=p["flip"])
-    ref = M.reference_stats(H, fam["X"])
+    ref = reference_stats(H, fam["X"])
     rows, space = [], []
     memory = {}  # (method, "stored" | "peak_stored") -> hyperedges, the budgets of the uniform baselines
     for method in method_order(methods):
@@ -56,7 +57,7 @@ def run_instance(H: dict, p: dict, family: str, seed: int, order: str, methods: 
             kw = dict(p[PARAMS_OF.get(method, method)]) | ({"budget": memory[UNIFORM_BUDGET[method]]} if uniform else {})
             rng = rng_for(p, family, seed, m, o, 1 + RUN_NAMES.index(method), rep)
             res = M.run_method("uniform" if uniform else method, H, seed=rng, **kw)
-            ev = M.evaluate_sparsifier(H, res["idx"], res["weight"], fam["X"], seed=rng, ascent_steps=p["ascent_steps"],
+            ev = evaluate_sparsifier(H, res["idx"], res["weight"], fam["X"], seed=rng, ascent_steps=p["ascent_steps"],
                                        ascent_starts=p["ascent_starts"], ref=ref, kind=fam["kind"])
             row = key | {"method": method, "rep": rep, "budget": kw.get("budget", np.nan),
                          "n_bridges": int(np.asarray(H["is_bridge"]).sum())}

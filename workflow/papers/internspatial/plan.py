@@ -43,3 +43,9 @@ def check(p: dict) -> None:
     if t["d"] % t["heads"]:
         raise ParamsError(f"internspatial.train.d = {t['d']} is not a multiple of heads = {t['heads']}: each attention "
                           "head takes d / heads dimensions. Fix: e.g. d: 64 with heads: 4.")
+
+
+def out_path(name: str) -> str:
+    """A file of this paper by its place under the paper's results folder (the rule file asks here for every path
+    it does not build from a job's values above: tables, claims, figures, per-wildcard outputs)."""
+    return f"{OUT}/{name}"

@@ -13,13 +13,16 @@ Languages (``languages.py``) [C1-C5 targets]
   ``nsp_labels(dfa, w) -> (member (n+1,), cont (n+1, k))`` [claim 1: the NSP labelling];
   ``sample_words(dfa, n, rng, stop_prob, max_len, close_bias)``, ``sample_untruncated(dfa, n, rng, noise, ...)``;
   ``distinguishing_word(a, b)``, ``equivalent(a, b)``, ``difference_words(a, b, k)`` [C1-C3, C5].
+Teachers and oracles (``oracles.py``) [claim 2, C1-C5]
+  ``DFATeacher(dfa, **sampler)`` (exact NSP teacher); ``ShuffledNSPTeacher`` (continuation bits permuted: C4's
+  control); ``NSPEquivalenceOracle`` (PAC EQ with NSP labels, Lemma 5.1 counterexamples); ``BinarySamplingOracle``
+  (PAC EQ with binary labels); ``pac_sample_size(i, eps, delta)``.
 L*_nsp and baselines (``lstar_nsp.py``) [claim 2, C1-C5]
-  ``DFATeacher(dfa, **sampler)`` (exact NSP teacher); ``NSPEquivalenceOracle`` (PAC EQ with NSP labels, Lemma 5.1
-  counterexamples); ``pac_sample_size(i, eps, delta)``; ``lstar(teacher, eq_oracle)`` (own L*, RS processing);
+  ``lstar(teacher, eq_oracle)`` (own L*, RS processing);
   ``lstar_nsp(teacher, eps, delta, seed, backend="own"|"aalpy", max_rounds, max_states, max_mq) -> dict``
   [C1, C2, C3]; ``classic_lstar(teacher, sampler, ...)`` (the same L* and budget, binary labels) [C4];
-  ``ShuffledNSPTeacher`` (continuation bits permuted: C4's control); ``rpni_baseline(teacher, words)`` (aalpy
-  ``run_RPNI``; optional baseline);
+  ``rpni_baseline(teacher, words)`` (aalpy ``run_RPNI``; optional baseline).
+Scores (``scores.py``)
   ``compare_dfa(learned, target)``, ``nsp_accuracy(teacher, target, words)``, ``mine_errors(...)`` [C2, C3, C5].
 Transformer teachers (``transformer.py``, and ``teachers.py`` for the pipeline: the only modules that need torch)
   [C2, C3, C5]
@@ -44,9 +47,10 @@ import numpy as np
 from .languages import (DFA, DYCK, EXPECTED_STATES, LANGUAGES, SUITE, TOMITA, difference_words, distinguishing_word,
                         dyck, equivalent, flip_acceptance, get_language, language_info, nsp_labels, parity,
                         sample_untruncated, sample_words, tomita)
-from .lstar_nsp import (BinarySamplingOracle, DFATeacher, NSPEquivalenceOracle, ShuffledNSPTeacher, Teacher,
-                        classic_lstar, compare_dfa, lstar, lstar_nsp, mine_errors, nsp_accuracy, pac_sample_size,
-                        rpni_baseline, untruncated_dfa_sampler)
+from .lstar_nsp import classic_lstar, lstar, lstar_nsp, rpni_baseline, untruncated_dfa_sampler
+from .oracles import (BinarySamplingOracle, DFATeacher, NSPEquivalenceOracle, ShuffledNSPTeacher, Teacher,
+                      pac_sample_size)
+from .scores import compare_dfa, mine_errors, nsp_accuracy
 
 __all__ = [
     "DFA", "tomita", "parity", "dyck", "get_language", "language_info", "SUITE", "TOMITA", "DYCK", "LANGUAGES",

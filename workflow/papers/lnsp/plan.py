@@ -55,3 +55,9 @@ def extract_paths(p: dict) -> list[str]:
 def extract_inputs(p: dict, seed) -> list[str]:
     """The checkpoints and summaries an extract job reads."""
     return [f for variant, lang in extract_teachers(p, seed) for f in teacher_files(variant, seed, lang).values()]
+
+
+def out_path(name: str) -> str:
+    """A file of this paper by its place under the paper's results folder (the rule file asks here for every path
+    it does not build from a job's values above: tables, claims, figures, per-wildcard outputs)."""
+    return f"{OUT}/{name}"

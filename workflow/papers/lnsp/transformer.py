@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .lstar_nsp import Teacher
+from .oracles import Teacher
 
 POS_KINDS = ("learned", "none", "alibi")
 

@@ -40,3 +40,9 @@ def check(p: dict) -> None:
             raise ParamsError(f"mppd_tv.eval.{score} has {extra}, which are not in mppd_tv.eval.{evaluated} "
                               f"{p['eval'][evaluated]}: the score can only average evaluated levels. Fix: add them "
                               f"to {evaluated} or remove them from {score}.")
+
+
+def out_path(name: str) -> str:
+    """A file of this paper by its place under the paper's results folder (the rule file asks here for every path
+    it does not build from a job's values above: tables, claims, figures, per-wildcard outputs)."""
+    return f"{OUT}/{name}"

@@ -11,8 +11,8 @@ import pandas as pd
 from workflow.core.io import write_text
 from workflow.core.step import Step
 
-from . import methods
-from .methods import arch_spec
+from . import nets, points, training
+from .points import arch_spec
 
 KINDS = ("mlp", "cnn")
 
@@ -21,21 +21,21 @@ def data_set(arch, c, n_points: int, noise: float, seed: int, index: int):
     """Data set `index`: x ~ N(0, I), y = a dense random teacher of the full architecture plus Gaussian noise
     (not realisable by the subnetwork, nor by the full network: a generic data set)."""
     rng = np.random.default_rng([seed, index])
-    X = methods.sample_inputs(n_points, arch.widths[0], rng)
-    teacher = methods.init_params(arch, rng)
-    return X, methods.forward(arch, teacher, X, c) + noise * rng.standard_normal((n_points, arch.widths[-1]))
+    X = points.sample_inputs(n_points, arch.widths[0], rng)
+    teacher = points.init_params(arch, rng)
+    return X, nets.forward(arch, teacher, X, c) + noise * rng.standard_normal((n_points, arch.widths[-1]))
 
 
 def exposure(kind: str, p: dict, c, X, Y, fit_seed: int) -> dict:
     if kind == "mlp":
-        return methods.mlp_critical_exposure(p["widths"], c, X, Y, seed=fit_seed, init_scale=p["init_scale"])
-    return methods.cnn_critical_exposure(p["kernels"], p["strides"], c, X, Y, seed=fit_seed, init_scale=p["init_scale"])
+        return training.mlp_critical_exposure(p["widths"], c, X, Y, seed=fit_seed, init_scale=p["init_scale"])
+    return training.cnn_critical_exposure(p["kernels"], p["strides"], c, X, Y, seed=fit_seed, init_scale=p["init_scale"])
 
 
 def run(kind: str, p: dict, log=print) -> pd.DataFrame:
     spec = arch_spec(p["widths"] if kind == "mlp" else p)
-    arch = methods.make_arch(spec)
-    c = methods.activation_coeffs(p["degree"], "generic", np.random.default_rng(p["seed"]))  # one sigma for MLP and CNN
+    arch = points.make_arch(spec)
+    c = nets.activation_coeffs(p["degree"], "generic", np.random.default_rng(p["seed"]))  # one sigma for MLP and CNN
     rows = []
     for d in range(p["datasets"]):
         X, Y = data_set(arch, c, p["n_points"], p["noise"], p["seed"], d)

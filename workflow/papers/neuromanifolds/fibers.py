@@ -11,8 +11,8 @@ import pandas as pd
 from workflow.core.io import write_text
 from workflow.core.step import Step
 
-from . import methods
-from .methods import arch_spec, point_seed, random_point
+from . import identifiability, nets, points
+from .points import arch_spec, point_seed, random_point
 
 
 def fiber_rows(specs: list[dict], degree: int, n_points: int, starts: int, max_nfev: int, seed: int,
@@ -21,11 +21,11 @@ def fiber_rows(specs: list[dict], degree: int, n_points: int, starts: int, max_n
     row's) or x^r at the same W* and X."""
     rows = []  # no wall-clock column: data files are byte-identical across clean runs (the job's time is in its record)
     for spec in specs:
-        s = point_seed(seed, methods.make_arch(spec).label(), degree)
+        s = point_seed(seed, points.make_arch(spec).label(), degree)
         arch, c, theta, X, _ = random_point(spec, degree, n_points, s)
         if activation == "monomial":
-            c = methods.activation_coeffs(degree, "monomial")
-        rep = methods.fiber_report(arch, c, X, theta, n_starts=starts, seed=s + 1, max_nfev=max_nfev)
+            c = nets.activation_coeffs(degree, "monomial")
+        rep = identifiability.fiber_report(arch, c, X, theta, n_starts=starts, seed=s + 1, max_nfev=max_nfev)
         rows.append({"arch": arch.label(), "kind": arch.kind, "activation": activation, "degree": degree,
                      "n_params": arch.n_params}
                     | {k: v for k, v in rep.items() if k != "cluster_orbit_dists"})

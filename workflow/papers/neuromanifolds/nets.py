@@ -1,6 +1,6 @@
 """Polynomial MLPs / single-channel CNNs as layered maps, their Jacobians (float, mod p, exact Q) and ranks.
 
-Everything the experiments of ``methods.py`` need: architectures, the parametrisation
+Everything the experiments (points, dimension, identifiability, singular, training) need: architectures, the parametrisation
 ``phi(W) = (f_W(x_1), ..., f_W(x_N))``, its Jacobian by forward-mode differentiation in any ring
 (float64, the prime field F_p, the rationals Q), numerical and exact ranks, and the closed-form
 dimension counts (paper formulas, ambient dimensions, Alexander-Hirschowitz).

@@ -13,8 +13,8 @@ import pandas as pd
 from workflow.core.io import write_npz, write_text
 from workflow.core.step import Step
 
-from . import methods
-from .methods import arch_spec, point_seed, random_point
+from . import dimension, nets, points, singular
+from .points import arch_spec, point_seed, random_point
 
 DEAD = {"layer": 1, "neuron": 0}  # E4: which neuron dies; every neuron of a layer is equivalent (permutation symmetry)
 DIM_COLUMNS = ["arch", "kind", "activation", "sigma", "degree", "n_points", "n_params", "n_hidden", "ambient",
@@ -36,10 +36,10 @@ def spectrum_key(label: str, r: int, point: str) -> str:
 def ambients(spec: dict, r: int) -> dict:
     """The ambient dimension of this architecture at degree r for generic sigma and for x^r (it depends on the
     degrees sigma contains): each claim's bound uses its own sigma's, also when a control's row stands in."""
-    arch = methods.make_arch(spec)
+    arch = points.make_arch(spec)
     generic = np.r_[0.0, np.ones(r)]  # every degree 1..r present, as for c_i ~ N(0, 1)
-    return {"ambient_generic": methods.ambient_dim(arch, generic),
-            "ambient_monomial": methods.ambient_dim(arch, methods.activation_coeffs(r, "monomial"))}
+    return {"ambient_generic": nets.ambient_dim(arch, generic),
+            "ambient_monomial": nets.ambient_dim(arch, nets.activation_coeffs(r, "monomial"))}
 
 
 PERTURBATION = 0.125  # C2's placebo: x^r + PERTURBATION * (a seeded generic polynomial of degree < r), dyadic
@@ -49,7 +49,7 @@ def perturbed_monomial(r: int, seed: int) -> np.ndarray:
     """C2's placebo activation: x^r with only its homogeneity made inert, sigma = x^r + 0.125 sum_{i=1}^{r-1} c_i x^i
     with c_i ~ N(0, 1) from its own seeded stream (c_0 = 0 as for every sigma here): the same degree and leading
     term, no per-neuron scaling symmetry."""
-    c = methods.activation_coeffs(r, "monomial")
+    c = nets.activation_coeffs(r, "monomial")
     c[1:r] = PERTURBATION * np.random.default_rng([seed, 31]).standard_normal(r - 1)
     return c
 
@@ -64,11 +64,11 @@ def dimension_rows(specs: list[dict], degrees: list[int], n_points: int, seed: i
     explicit coefficients, like x^r, draw nothing before the parameters and inputs)."""
     rows, spectra = [], {}
     for spec in specs:
-        label = methods.make_arch(spec).label()
+        label = points.make_arch(spec).label()
         for r in degrees:
             s = point_seed(seed, label, r)
             for activation in ("generic", "monomial"):
-                rep = methods.architecture_dimension(spec, r, activation, n_points=n_points, seed=s)
+                rep = dimension.architecture_dimension(spec, r, activation, n_points=n_points, seed=s)
                 rows.append(dimension_row(rep, s, "generic" if activation == "generic" else f"x^{r}", spec))
                 spectra[spectrum_key(label, r, activation)] = rep["singular_values"]
                 if spec["kind"] == "cnn" and activation == "generic":
@@ -76,7 +76,7 @@ def dimension_rows(specs: list[dict], degrees: list[int], n_points: int, seed: i
             generic_row = rows[-2]
             if spec["kind"] == "mlp":
                 c = perturbed_monomial(r, s)
-                rep = methods.architecture_dimension(spec, r, c, n_points=n_points, seed=s)
+                rep = dimension.architecture_dimension(spec, r, c, n_points=n_points, seed=s)
                 rows.append(dimension_row(rep, s, poly(c), spec) | {"activation": "monomial_perturbed"})
             last = generic_row
             log(f"{label} r={r}: rank {last['rank_numeric']} (exact >= {last['rank_exact_lb']}) of bound "
@@ -89,9 +89,9 @@ def example_rows(examples: list[dict], n_points: int, seed: int, log=print) -> l
     rows = []
     for ex in examples:
         spec, c = arch_spec(ex["arch"]), [float(v) for v in ex["coeffs"]]
-        label = methods.make_arch(spec).label()
+        label = points.make_arch(spec).label()
         s = point_seed(seed, label, len(c) - 1)
-        rep = methods.architecture_dimension(spec, len(c) - 1, c, n_points=n_points, seed=s)
+        rep = dimension.architecture_dimension(spec, len(c) - 1, c, n_points=n_points, seed=s)
         rows.append(dimension_row(rep, s, poly(c), spec) | {"activation": "example"})
         log(f"paper example {label}, sigma = {poly(c)}: rank {rep['rank_numeric']} in ambient {rep['ambient']}")
     return rows
@@ -104,27 +104,27 @@ def singular_rows(specs: list[dict], degrees: list[int], n_points: int, seed: in
     rows, spectra = [], {}
     for spec in specs:
         for r in degrees:
-            arch, c, theta, X, rng = random_point(spec, r, n_points, point_seed(seed, methods.make_arch(spec).label(), r))
+            arch, c, theta, X, rng = random_point(spec, r, n_points, point_seed(seed, points.make_arch(spec).label(), r))
             base = {"arch": arch.label(), "kind": arch.kind, "degree": r, "n_params": arch.n_params}
             if arch.kind == "mlp":
-                rep = methods.mlp_subnetwork_report(arch, c, X, theta, **DEAD)
-                rank_generic = methods.numerical_rank(methods.jacobian(arch, theta, X, c))["rank"]
+                rep = singular.mlp_subnetwork_report(arch, c, X, theta, **DEAD)
+                rank_generic = nets.numerical_rank(nets.jacobian(arch, theta, X, c))["rank"]
                 rows.append(base | {"point": "dead_neuron", "rank_generic": rank_generic} |
                             {k: rep[k] for k in ("layer", "neuron", "rank_numeric", "rank_exact_lb", "rank_sub", "n_params_sub")})
                 spectra[spectrum_key(arch.label(), r, "dead_neuron")] = rep["singular_values"]
                 log(f"{arch.label()} r={r}: dead neuron rank {rep['rank_numeric']} < generic {rank_generic}")
             else:
-                shifts = methods.cnn_shift_vectors(arch)[0]
-                thz = methods.cnn_zero_padded_params(arch, rng, shifts)  # the zero-padded point of the Table A row
-                rep = methods.cnn_node_report(arch, c, X, thz, shifts)
+                shifts = points.cnn_shift_vectors(arch)[0]
+                thz = points.cnn_zero_padded_params(arch, rng, shifts)  # the zero-padded point of the Table A row
+                rep = singular.cnn_node_report(arch, c, X, thz, shifts)
                 keep = ("sum_k", "max_abs_diff", "rank_W", "rank_W_shift", "rank_joint", "rank_joint_exact_lb")
                 rows.append(base | {"point": "node", "shifts": " ".join(map(str, shifts))} | {k: rep[k] for k in keep})
-                pair = methods.cnn_symmetric_pair_report(arch, r, X, thz)
+                pair = singular.cnn_symmetric_pair_report(arch, r, X, thz)
                 rows.append(base | {"point": "symmetric_pair", "shifts": ""} | {k: pair[k] for k in keep})
                 # C4's placebo: W paired with the shift of another random zero-padded point (W' 's zero pattern,
                 # not a preimage of phi(W)): only "W' computes W's function" made inert, the same shift and sigma
-                other = methods.cnn_zero_padded_params(arch, np.random.default_rng([point_seed(seed, arch.label(), r), 41]), shifts)
-                rand = methods._pair_report(arch, c, X, thz, methods.shift_cnn_params(arch, other, shifts))
+                other = points.cnn_zero_padded_params(arch, np.random.default_rng([point_seed(seed, arch.label(), r), 41]), shifts)
+                rand = singular._pair_report(arch, c, X, thz, points.shift_cnn_params(arch, other, shifts))
                 rows.append(base | {"point": "random_partner", "shifts": " ".join(map(str, shifts))} | {k: rand[k] for k in keep})
                 log(f"{arch.label()} r={r}: node at shift {shifts}: max|phi(W)-phi(W')| = {rep['max_abs_diff']:.2g}, "
                     f"joint rank {rep['rank_joint']} vs sum k {rep['sum_k']}; x^r symmetric pair: joint rank "

@@ -10,17 +10,17 @@ import pandas as pd
 from workflow.core.io import write_text
 from workflow.core.step import Step
 
-from . import methods
-from .methods import arch_spec
+from . import nets, points, training
+from .points import arch_spec
 
 
 def trial(spec: dict, c, p: dict, seed: int, index: int) -> dict:
     """One GD run of `spec` on data of a dense random teacher of the same architecture (generic: not sparse)."""
-    arch = methods.make_arch(spec)
+    arch = points.make_arch(spec)
     rng = np.random.default_rng([seed, index, 0 if arch.kind == "mlp" else 1])
-    X = methods.sample_inputs(p["n_points"], arch.widths[0], rng)
-    teacher = methods.init_params(arch, rng)
-    rep = methods.sparsity_bias_trial(arch, c, X, teacher, seed=seed + index, init_scale=p["init_scale"], lr=p["lr"],
+    X = points.sample_inputs(p["n_points"], arch.widths[0], rng)
+    teacher = points.init_params(arch, rng)
+    rep = training.sparsity_bias_trial(arch, c, X, teacher, seed=seed + index, init_scale=p["init_scale"], lr=p["lr"],
                                       n_steps=p["steps"], rel_tol=p["rel_tol"])
     return {"seed": index, "kind": arch.kind, "arch": arch.label()} | rep
 
@@ -29,7 +29,7 @@ def run(p: dict, log=print) -> pd.DataFrame:
     specs = [arch_spec(p["mlp"]), arch_spec(p["cnn"])]
     rows = []
     for s in range(p["seeds"]):
-        c = methods.activation_coeffs(p["degree"], "generic", np.random.default_rng([p["seed"], s]))  # same sigma for both
+        c = nets.activation_coeffs(p["degree"], "generic", np.random.default_rng([p["seed"], s]))  # same sigma for both
         rows += [trial(spec, c, p, p["seed"], s) for spec in specs]
         if (s + 1) % 5 == 0 or s + 1 == p["seeds"]:
             t = pd.DataFrame(rows)

@@ -28,7 +28,7 @@ import time
 import numpy as np
 
 from . import episodes as E
-from . import sim
+from . import environment, matter, sim
 
 STEP_SECONDS = 5     # virtual time per agent step (spec 3.3)
 RETRIES = 2          # retries of a call that answered an error
@@ -171,7 +171,7 @@ class Scripted:
             return
         if action["do"] in ("pause",):
             state = yield from self.read(dev, "OperationalState", "OperationalState")
-            if state != sim.RUNNING:
+            if state != matter.RUNNING:
                 raise Infeasible("invalid_state", f"the {E.NOUN[action['device']]} is not running")
         if "value" in action:
             structure = yield from self.ask(f"what can {dev['device_id']} take?", "get_device_structure",
@@ -258,7 +258,7 @@ class Scripted:
                     raise Infeasible("past_time", f"{step['at_clock']} has passed (it is {sim.clock(at)})")
                 at = when
             else:
-                at += step["delay_min"] * 60 * sim.TICKS_PER_SECOND
+                at += step["delay_min"] * 60 * environment.TICKS_PER_SECOND
             yield from self.schedule(at, E.action_calls(a, dev["device_id"]))
         return "Scheduled."
 
@@ -266,13 +266,13 @@ class Scripted:
         """The tick at which a running appliance finishes (its CountdownTime from now)."""
         left = yield from self.read(dev, "OperationalState", "CountdownTime")
         now = yield from self.now()
-        return now - STEP_SECONDS * sim.TICKS_PER_SECOND + (left or 0) * sim.TICKS_PER_SECOND
+        return now - STEP_SECONDS * environment.TICKS_PER_SECOND + (left or 0) * environment.TICKS_PER_SECOND
 
     def do_after_appliance(self, p):
         anchor = yield from self.need(p["anchor"]["room"], p["anchor"]["device"])
         if self.verify and anchor is not None:
             state = yield from self.read(anchor, "OperationalState", "OperationalState")
-            if state != sim.RUNNING:
+            if state != matter.RUNNING:
                 raise Infeasible("not_running", f"the {E.NOUN[p['anchor']['device']]} is not running")
         [todo] = (yield from self.resolve([p["action"]])) or [None]
         if todo is None:
@@ -282,7 +282,7 @@ class Scripted:
             yield from self.carry_out(a, dev)
             return "Done."
         end = yield from self.appliance_end(anchor)
-        yield from self.schedule(end + p["delay_min"] * 60 * sim.TICKS_PER_SECOND, E.action_calls(a, dev["device_id"]))
+        yield from self.schedule(end + p["delay_min"] * 60 * environment.TICKS_PER_SECOND, E.action_calls(a, dev["device_id"]))
         return "Scheduled."
 
     def do_coordinate(self, p):

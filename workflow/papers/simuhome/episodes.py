@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import sim
+from . import environment, matter, sim
 
 SCHEMA = Path(__file__).with_name("episode.schema.json")
 CATEGORIES = [f"{qt}_{f}" for qt in ("qt1", "qt2", "qt3", "qt4_1", "qt4_2", "qt4_3") for f in ("feasible", "infeasible")]
@@ -96,8 +96,8 @@ def action_goals(action: dict, device_id: str) -> list[dict]:
          "cool": lambda: [("Thermostat.SystemMode", 3), ("Thermostat.OccupiedCoolingSetpoint", round(v * 100))],
          "heat": lambda: [("Thermostat.SystemMode", 4), ("Thermostat.OccupiedHeatingSetpoint", round(v * 100))],
          "fan_speed": lambda: [("FanControl.PercentSetting", v)],
-         "start": lambda: [("OperationalState.OperationalState", sim.RUNNING)],
-         "pause": lambda: [("OperationalState.OperationalState", sim.PAUSED)],
+         "start": lambda: [("OperationalState.OperationalState", matter.RUNNING)],
+         "pause": lambda: [("OperationalState.OperationalState", matter.PAUSED)],
          "open": lambda: [("WindowCovering.CurrentPositionLiftPercent100ths", 0)],
          "close": lambda: [("WindowCovering.CurrentPositionLiftPercent100ths", 10000)]}[do]()
     return [{"device": device_id, "attribute": a, "value": val} for a, val in g]
@@ -177,7 +177,7 @@ def set_attrs(dev: dict, **attrs) -> None:
 
 
 def run_appliance(dev: dict, remaining_s: int) -> None:
-    set_attrs(dev, OnOff__OnOff=True, OperationalState__OperationalState=sim.RUNNING)
+    set_attrs(dev, OnOff__OnOff=True, OperationalState__OperationalState=matter.RUNNING)
     dev["cycle_minutes"] = max(dev["cycle_minutes"], -(-remaining_s // 60))
     dev["remaining_s"] = remaining_s
 
@@ -220,11 +220,11 @@ def draw_action(home: dict, rng, room: str | None = None, nouns=None) -> dict:
 
 
 def clock_of(home: dict, offset_s: int = 0) -> str:
-    return sim.clock(sim.parse_clock(home["start"]) + offset_s * sim.TICKS_PER_SECOND)
+    return sim.clock(sim.parse_clock(home["start"]) + offset_s * environment.TICKS_PER_SECOND)
 
 
 def at_tick(home: dict, offset_s: int) -> int:
-    return sim.parse_clock(home["start"]) + offset_s * sim.TICKS_PER_SECOND
+    return sim.parse_clock(home["start"]) + offset_s * environment.TICKS_PER_SECOND
 
 
 # ---- the 12 categories --------------------------------------------------------------------------------------
@@ -363,7 +363,7 @@ def qt4_2(home, rng, feasible):
              "action": action}
     dev = prepare_for(home, action, rng)
     if not feasible:
-        set_attrs(anchor, OperationalState__OperationalState=sim.STOPPED)
+        set_attrs(anchor, OperationalState__OperationalState=matter.STOPPED)
         return text, parse, {"reason": "not_running"}
     remaining = int(rng.integers(5, 41)) * 60 + int(rng.integers(0, 60))
     run_appliance(anchor, remaining)
@@ -375,7 +375,7 @@ def qt4_3(home, rng, feasible):
     dryer = ensure(home, "utility_room", "laundry_dryer", rng)
     remaining = int(rng.integers(5, 31)) * 60 + int(rng.integers(0, 60))
     run_appliance(washer, remaining)
-    set_attrs(dryer, OnOff__OnOff=False, OperationalState__OperationalState=sim.STOPPED)
+    set_attrs(dryer, OnOff__OnOff=False, OperationalState__OperationalState=matter.STOPPED)
     dryer_start = {"room": "utility_room", "device": "laundry_dryer", "do": "start"}
     if not feasible:
         early = int(rng.integers(2, 16))
@@ -496,10 +496,10 @@ def judge(ep: dict, home: sim.Home, answer: str, initial: sim.Home, any_time: bo
         e = ev["env"]
         unit, _ = VARIABLE_UNITS[e["variable"]]
         before = initial.room_state(initial.rooms[e["room"]])[unit]
-        home.advance(max(0, initial.now + e["after_s"] * sim.TICKS_PER_SECOND - home.now) / sim.TICKS_PER_SECOND)
+        home.advance(max(0, initial.now + e["after_s"] * environment.TICKS_PER_SECOND - home.now) / environment.TICKS_PER_SECOND)
         moved = home.room_state(home.rooms[e["room"]])[unit] - before
         return (moved if e["direction"] == "up" else -moved) >= e["min_change"]
     last = max([sim.parse_clock(g["at"]) + g["tolerance_ticks"] for g in ev["goals"] if g["at"]], default=home.now)
-    home.advance(max(0, last - home.now) / sim.TICKS_PER_SECOND)
+    home.advance(max(0, last - home.now) / environment.TICKS_PER_SECOND)
     start = {(d.id, f"{c}.{a}"): v for d in initial.devices.values() for c, attrs in d.attrs.items() for a, v in attrs.items()}
     return all(goal_met(g, home, start, finished, any_time) for g in ev["goals"])

@@ -60,3 +60,9 @@ def check(p: dict) -> None:
     if f["cool_minutes"] * 60 > f["hours"] * 3600:
         raise ParamsError(f"simuhome.fidelity: cool_minutes {f['cool_minutes']} exceeds the {f['hours']} h run. "
                           "Fix: lower cool_minutes or raise hours.")
+
+
+def out_path(name: str) -> str:
+    """A file of this paper by its place under the paper's results folder (the rule file asks here for every path
+    it does not build from a job's values above: tables, claims, figures, per-wildcard outputs)."""
+    return f"{OUT}/{name}"

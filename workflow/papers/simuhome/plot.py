@@ -56,10 +56,9 @@ def main(argv=None):
     step = Step("simuhome", "plot", __doc__)
     step.parser.add_argument("--table", type=Path, required=True)
     step.parser.add_argument("--agents", type=Path, required=True)
-    step.parser.add_argument("--traces", type=Path, nargs="+", required=True)
     step.parser.add_argument("--figures", type=Path, nargs=3, required=True)
-    args, _ = step.start(argv)
-    traces = pd.concat([pd.read_csv(t).assign(seed=int(Path(t).stem.split("_")[0][1:])) for t in args.traces])
+    args, p = step.start(argv)  # the rule reads simuhome.plan: the seeds whose fidelity traces exist
+    traces = pd.concat([pd.read_csv(plan.trace_path(s)).assign(seed=s) for s in p["seeds"]])
     figures = [fig_table(pd.read_csv(args.table)), fig_dynamics(traces), fig_tradeoff(pd.read_csv(args.agents))]
     plotting.save_all(figures, args.figures)
     step.finish(artifacts=args.figures, outputs=args.figures)

@@ -21,7 +21,7 @@ import pandas as pd
 from workflow.core.io import write_json, write_text
 from workflow.core.step import Step
 
-from . import sim
+from . import environment, matter, sim
 
 EULER_S = 60  # the control's step
 
@@ -31,13 +31,13 @@ class CoarseHome(sim.Home):
 
     def _flow(self, ticks: int) -> None:
         for room in self.rooms.values():
-            for var in sim.VARIABLES:
+            for var in environment.VARIABLES:
                 v, left = room.env[var], ticks
                 while left > 0:
-                    n = min(left, EULER_S * sim.TICKS_PER_SECOND)
-                    slope, intercept, _, _ = sim.regime(room, var, v)
-                    lo, hi = sim.CLIP[var]
-                    v = min(hi, max(lo, v + n / sim.TICKS_PER_SECOND * (slope * v + intercept)))
+                    n = min(left, EULER_S * environment.TICKS_PER_SECOND)
+                    slope, intercept, _, _ = environment.regime(room, var, v)
+                    lo, hi = environment.CLIP[var]
+                    v = min(hi, max(lo, v + n / environment.TICKS_PER_SECOND * (slope * v + intercept)))
                     left -= n
                 room.env[var] = v
 
@@ -70,9 +70,9 @@ def temperature_after(env: dict, acs: int, minutes: float) -> float:
 
 def fidelity(env: dict, minutes: int) -> tuple[dict, pd.DataFrame]:
     """K1's metrics and the traces of the figure (1 AC, 2 ACs, a dehumidifier; every 30 virtual seconds)."""
-    t0, k = env["temperature"], sim.T_RELAX
+    t0, k = env["temperature"], environment.T_RELAX
     drop = t0 - temperature_after(env, 1, minutes)
-    ode = sim.COOL_CAP / k * (1 - math.exp(-k * minutes * 60))  # T(t) = T* + (T0 - T*) e^{-kt}, T* = T0 - cap / k
+    ode = environment.COOL_CAP / k * (1 - math.exp(-k * minutes * 60))  # T(t) = T* + (T0 - T*) e^{-kt}, T* = T0 - cap / k
     home = sim.Home.from_config(room_config(env, [ac("ac0", t0 - 500), device(
         "dh", "dehumidifier", OnOff__OnOff=True, FanControl__PercentSetting=100, FanControl__PercentCurrent=100)]))
     two = sim.Home.from_config(room_config(env, [ac("ac0", t0 - 500), ac("ac1", t0 - 500)]))
@@ -108,7 +108,7 @@ def busy_config(env: dict, active: int) -> dict:
         else:
             devices.append(device(f"d{i}", kind, OnOff__OnOff=True, FanControl__PercentSetting=70,
                                   FanControl__PercentCurrent=70))
-    devices.append(device("dw", "dishwasher", OnOff__OnOff=True, OperationalState__OperationalState=sim.RUNNING)
+    devices.append(device("dw", "dishwasher", OnOff__OnOff=True, OperationalState__OperationalState=matter.RUNNING)
                    | {"cycle_minutes": 90, "remaining_s": 2400})
     devices.append(device("wm", "laundry_washer", OnOff__OnOff=True) | {"cycle_minutes": 45})
     return room_config(env, devices)
@@ -125,12 +125,12 @@ def busy_home(cfg: dict, workflows: int, rng, cls=sim.Home, **options) -> sim.Ho
     home = cls.from_config(cfg, **options)
     times = sorted(int(t) for t in rng.integers(60, 7200, size=workflows))
     for i, t in enumerate(times):
-        home.schedule_workflow(sim.clock(home.now + t * sim.TICKS_PER_SECOND), [WORKFLOW_ACTIONS[i % len(WORKFLOW_ACTIONS)]])
+        home.schedule_workflow(sim.clock(home.now + t * environment.TICKS_PER_SECOND), [WORKFLOW_ACTIONS[i % len(WORKFLOW_ACTIONS)]])
     return home
 
 
 def final_state(home: sim.Home) -> np.ndarray:
-    return np.array([home.rooms["room"].env[v] for v in sim.VARIABLES])
+    return np.array([home.rooms["room"].env[v] for v in environment.VARIABLES])
 
 
 def acceleration(cfg: dict, f: dict, seed: int, cls=sim.Home) -> dict:
@@ -151,7 +151,7 @@ def acceleration(cfg: dict, f: dict, seed: int, cls=sim.Home) -> dict:
     wall = statistics.median(walls)
     return {"k2_wall_s": wall, "k2_x_realtime": seconds / wall,
             "k2_max_abs_diff": float(np.max(np.abs(final_state(home) - final_state(reference)))) if same_events else math.inf,
-            "info_k2_tick_by_tick_wall_s": tick_wall, "info_k2_ticks": seconds * sim.TICKS_PER_SECOND}
+            "info_k2_tick_by_tick_wall_s": tick_wall, "info_k2_ticks": seconds * environment.TICKS_PER_SECOND}
 
 
 def main(argv=None):

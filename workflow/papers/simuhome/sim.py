@@ -4,9 +4,7 @@ The simulator of SimuHome (spec 3.3), as a library: `Home.from_config(cfg)` buil
 is the agents' whole action space (the paper's tool names, JSON in, JSON out), `home.advance(seconds)` moves
 virtual time.
 
-* Devices are endpoints of Matter clusters taken from `chip.clusters.Objects` (the home-assistant-chip-clusters
-  wheel): cluster, attribute and command names, attribute types and enums, command payload dataclasses. Matter
-  gives types but not a device's constraints; those (ranges, which attributes are writable) are the table below.
+* Devices are endpoints of Matter clusters (`matter`: the types, constraints and validation of a call).
 * Every failed call answers a Matter interaction-model status (NOT_FOUND, UNSUPPORTED_ATTRIBUTE, CONSTRAINT_ERROR,
   INVALID_IN_STATE, ...) and changes nothing: a call is validated in full before it writes anything.
 * Rooms have temperature (centi-degC), humidity (centi-%RH) and PM10 (ug/m3) that devices move every tick of
@@ -14,7 +12,8 @@ virtual time.
   is piecewise affine in the variable (a rate cap is one more piece), so between two discrete events the
   per-tick recursion v <- v + dt (s v + c) has the closed form v_n = v* + (1 + s dt)^n (v_0 - v*). `advance`
   jumps whole stretches in that closed form and steps single ticks only where a variable crosses into another
-  piece; `Home(exact_batch=False)` steps every tick (the reference the batch advance is tested against).
+  piece (`environment`: the rates and their closed form); `Home(exact_batch=False)` steps every tick (the reference
+  the batch advance is tested against).
 * Appliances (dishwasher, washer, dryer) run a cycle whose OperationalState.CountdownTime falls each tick and
   stops the appliance at 0. Scheduled workflows run their actions at a given time and return only a receipt:
   an action that fails then fails silently (the paper's delayed feedback). `validate_on_schedule=True` checks
@@ -26,227 +25,13 @@ import copy
 import dataclasses
 import heapq
 import json
-import math
 from functools import lru_cache
 
 import chip.clusters.Objects as Matter
-import dacite
-from chip.tlv import uint
 
-TICKS_PER_SECOND = 10  # one tick is 0.1 s (the paper's)
-INF = math.inf
-
-# ---- Matter layer ----------------------------------------------------------------------------------------
-
-DEVICE_TYPES = {  # device type -> its clusters (one endpoint each)
-    "on_off_light": ("OnOff",),
-    "dimmable_light": ("OnOff", "LevelControl"),
-    "air_conditioner": ("OnOff", "Thermostat", "FanControl"),
-    "heat_pump": ("OnOff", "Thermostat", "FanControl"),
-    "fan": ("OnOff", "FanControl"),
-    "humidifier": ("OnOff", "FanControl", "RelativeHumidityMeasurement"),
-    "dehumidifier": ("OnOff", "FanControl", "RelativeHumidityMeasurement"),
-    "air_purifier": ("OnOff", "FanControl", "Pm10ConcentrationMeasurement"),
-    "window_covering": ("WindowCovering",),
-    "dishwasher": ("OnOff", "OperationalState"),
-    "laundry_washer": ("OnOff", "OperationalState"),
-    "laundry_dryer": ("OnOff", "OperationalState"),
-}
-APPLIANCES = ("dishwasher", "laundry_washer", "laundry_dryer")
-
-ATTRIBUTES = {  # cluster -> the attributes a device exposes, with their values on a new device (None: live)
-    "OnOff": {"OnOff": False},
-    "LevelControl": {"CurrentLevel": 254, "MinLevel": 1, "MaxLevel": 254},
-    "Thermostat": {"LocalTemperature": None, "SystemMode": 0, "OccupiedCoolingSetpoint": 2400,
-                   "OccupiedHeatingSetpoint": 2000},
-    "FanControl": {"FanMode": 0, "PercentSetting": 0, "PercentCurrent": 0},
-    "RelativeHumidityMeasurement": {"MeasuredValue": None},
-    "Pm10ConcentrationMeasurement": {"MeasuredValue": None},
-    "WindowCovering": {"CurrentPositionLiftPercent100ths": 0, "TargetPositionLiftPercent100ths": 0},
-    "OperationalState": {"OperationalState": 0, "CountdownTime": None},
-}
-# The writable attributes and their constraints (Matter's cluster specification; Objects carries types only).
-WRITABLE = {
-    ("Thermostat", "SystemMode"): {"choices": (0, 3, 4, 7)},            # off, cool, heat, fan only
-    ("Thermostat", "OccupiedCoolingSetpoint"): {"range": (1600, 3200)},  # 16-32 degC
-    ("Thermostat", "OccupiedHeatingSetpoint"): {"range": (700, 3000)},   # 7-30 degC
-    ("FanControl", "FanMode"): {"choices": (0, 1, 2, 3, 4, 5)},           # off, low, medium, high, on, auto
-    ("FanControl", "PercentSetting"): {"range": (0, 100)},
-}
-HEAT_PUMP_MODES = (0, 4, 7)  # a heat pump cannot cool
-FAN_MODE_PERCENT = {0: 0, 1: 33, 2: 66, 3: 100, 4: 100, 5: 50}  # FanMode -> PercentSetting (Matter's mapping)
-COMMANDS = {  # cluster -> command -> {payload field: constraint}: the fields a call must give
-    "OnOff": {"On": {}, "Off": {}, "Toggle": {}},
-    "LevelControl": {"MoveToLevel": {"level": (1, 254)}},
-    "OperationalState": {"Start": {}, "Stop": {}, "Pause": {}, "Resume": {}},
-    "WindowCovering": {"UpOrOpen": {}, "DownOrClose": {}, "GoToLiftPercentage": {"liftPercent100thsValue": (0, 10000)}},
-}
-STOPPED, RUNNING, PAUSED = 0, 1, 2  # OperationalStateEnum.kStopped, kRunning, kPaused
-
-for _cluster, _attrs in ATTRIBUTES.items():  # every name above is Matter's: a typo fails at import
-    for _name in _attrs:
-        getattr(getattr(Matter, _cluster).Attributes, _name)
-for _cluster, _cmds in COMMANDS.items():
-    for _name in _cmds:
-        getattr(getattr(Matter, _cluster).Commands, _name)
-
-
-class CallError(Exception):
-    """A failed call: a Matter interaction-model status and a message that names the problem."""
-
-    def __init__(self, status: str, message: str):
-        super().__init__(message)
-        self.status = status
-
-
-def _uint(value):
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"expected an unsigned integer, got {value!r}")
-    return uint(value)
-
-
-def parse_command(cluster: str, command: str, payload: dict):
-    """The Matter command object for a payload: unknown fields, wrong types and out-of-range values refused."""
-    if command not in COMMANDS.get(cluster, {}):
-        raise CallError("UNSUPPORTED_COMMAND", f"cluster {cluster} has no command {command!r} here; "
-                        f"its commands: {sorted(COMMANDS.get(cluster, {}))}")
-    if not isinstance(payload, dict):
-        raise CallError("INVALID_COMMAND", f"{cluster}.{command}: args must be a JSON object, got {payload!r}")
-    required = COMMANDS[cluster][command]
-    missing = sorted(set(required) - set(payload))
-    if missing:
-        raise CallError("INVALID_COMMAND", f"{cluster}.{command} needs {missing}")
-    try:
-        parsed = dacite.from_dict(getattr(getattr(Matter, cluster).Commands, command), payload,
-                                  config=dacite.Config(strict=True, type_hooks={uint: _uint}))
-    except (dacite.DaciteError, TypeError, ValueError) as err:
-        raise CallError("INVALID_COMMAND", f"{cluster}.{command}: {err}") from None
-    for field, (lo, hi) in required.items():
-        if not lo <= getattr(parsed, field) <= hi:
-            raise CallError("CONSTRAINT_ERROR", f"{cluster}.{command}: {field} {getattr(parsed, field)} outside "
-                            f"[{lo}, {hi}]")
-    return parsed
-
-
-def check_write(device_type: str, cluster: str, attribute: str, value) -> None:
-    """Type (from Matter's attribute descriptor) and constraint of a write; raises CallError."""
-    rule = WRITABLE.get((cluster, attribute))
-    if rule is None:
-        raise CallError("UNSUPPORTED_WRITE", f"{cluster}.{attribute} is read-only (use a command; writable: "
-                        f"{sorted(f'{c}.{a}' for c, a in WRITABLE if c == cluster)})")
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise CallError("INVALID_COMMAND", f"{cluster}.{attribute} takes an integer, got {value!r}")
-    kind = getattr(getattr(Matter, cluster).Attributes, attribute).attribute_type.Type
-    choices = rule.get("choices", ())
-    if device_type == "heat_pump" and attribute == "SystemMode":
-        choices = HEAT_PUMP_MODES
-    if choices and value not in choices:
-        names = {c: kind(c).name for c in choices} if hasattr(kind, "__members__") else choices
-        raise CallError("CONSTRAINT_ERROR", f"{cluster}.{attribute} {value} not supported by a {device_type}; "
-                        f"one of {names}")
-    if "range" in rule and not rule["range"][0] <= value <= rule["range"][1]:
-        raise CallError("CONSTRAINT_ERROR", f"{cluster}.{attribute} {value} outside {list(rule['range'])}")
-
-
-# ---- environment: piecewise-affine rates -------------------------------------------------------------------
-# A rate piece is (slope, intercept, lo, hi): d v / d t = slope * v + intercept per second while lo <= v <= hi.
-# The constants are the official aggregators' (spec 3.3), in Matter units.
-
-COOL_CAP, FAN_CAP = 0.05, 0.02      # centi-degC per second at f = 1 (1.8 and 0.72 degC per hour)
-T_RELAX, H_RELAX, PM_RELAX = 2e-4, 0.01, 0.1  # relaxation to the baseline, per second
-FAN_FLOOR = 200                     # a fan cools no lower than 2 degC below the baseline
-CLIP = {"temperature": (-INF, INF), "humidity": (0.0, 10000.0), "pm10": (0.0, INF)}
-VARIABLES = tuple(CLIP)
-
-
-def toward(setpoint: float, cap: float, gain: float, v: float, sign: int, knee: float = 1.0):
-    """sign * gain * min(cap, knee * |v - setpoint|) while v is on the far side of the setpoint (sign -1: above it,
-    cooling down; +1: below it, heating up), else 0."""
-    edge = setpoint + sign * -cap / knee  # where the cap starts to bind
-    if sign < 0:
-        if v <= setpoint:
-            return 0.0, 0.0, -INF, setpoint
-        if v < edge:
-            return -gain * knee, gain * knee * setpoint, setpoint, edge
-        return 0.0, -gain * cap, edge, INF
-    if v >= setpoint:
-        return 0.0, 0.0, setpoint, INF
-    if v > edge:
-        return -gain * knee, gain * knee * setpoint, edge, setpoint
-    return 0.0, gain * cap, -INF, edge
-
-
-def pieces(room: "Room", var: str, v: float) -> list[tuple]:
-    """Every device's rate piece at value v, and the relaxation to the baseline."""
-    out = []
-    base = room.baseline[var]
-    for dev in room.devices.values():
-        if not dev.attrs.get("OnOff", {}).get("OnOff", False):
-            continue
-        f = dev.attrs.get("FanControl", {}).get("PercentCurrent", 0) / 100
-        mode = dev.attrs.get("Thermostat", {}).get("SystemMode", 0)
-        kind = dev.type
-        if var == "temperature":
-            therm = dev.attrs.get("Thermostat", {})
-            if mode == 3 and kind == "air_conditioner":
-                out.append(toward(therm["OccupiedCoolingSetpoint"], COOL_CAP, f, v, -1))
-            elif mode == 4:
-                out.append(toward(therm["OccupiedHeatingSetpoint"], COOL_CAP, f, v, +1))
-            elif kind == "fan" or mode == 7:
-                out.append(toward(base - FAN_FLOOR, FAN_CAP, f, v, -1, knee=0.5))
-        elif var == "humidity" and kind == "humidifier":    # +5 f max(0.1, (9000 - H) / 9000)
-            out.append((-5 * f / 9000, 5 * f, -INF, 8100.0) if v < 8100 else (0.0, 0.5 * f, 8100.0, INF))
-        elif var == "humidity" and kind == "dehumidifier":  # -5 f max(0.1, (H - 1000) / 9000)
-            out.append((-5 * f / 9000, 5 * f * 1000 / 9000, 1900.0, INF) if v > 1900 else (0.0, -0.5 * f, -INF, 1900.0))
-        elif var == "pm10" and kind == "air_purifier":      # -5 f^0.8 (0.8 C / C_base)
-            out.append((-4 * f ** 0.8 / max(base, 1e-6), 0.0, -INF, INF))
-    relax = {"temperature": T_RELAX, "humidity": H_RELAX, "pm10": PM_RELAX}[var]
-    out.append((-relax, relax * base, -INF, INF))
-    return out
-
-
-def regime(room: "Room", var: str, v: float) -> tuple[float, float, float, float]:
-    """The summed rate (slope, intercept) at v and the interval [lo, hi] where it holds (clip bounds included)."""
-    lo, hi = CLIP[var]
-    slope = intercept = 0.0
-    for s, c, a, b in pieces(room, var, v):
-        slope, intercept, lo, hi = slope + s, intercept + c, max(lo, a), min(hi, b)
-    return slope, intercept, lo, hi
-
-
-def tick_value(v: float, slope: float, intercept: float, var: str) -> float:
-    """One tick of the recursion (the reference the closed form reproduces)."""
-    lo, hi = CLIP[var]
-    return min(hi, max(lo, v + (slope * v + intercept) / TICKS_PER_SECOND))
-
-
-def closed_form(v0: float, slope: float, intercept: float, n: int) -> float:
-    """v_n of v <- v + dt (slope v + intercept), n ticks."""
-    a, b = 1 + slope / TICKS_PER_SECOND, intercept / TICKS_PER_SECOND
-    if slope == 0:
-        return v0 + n * b
-    fixed = -intercept / slope
-    return fixed + a ** n * (v0 - fixed)
-
-
-def safe_ticks(v0: float, slope: float, intercept: float, lo: float, hi: float) -> float:
-    """Ticks the closed form may jump with every intermediate value still in [lo, hi]: one tick short of the
-    first crossing (so float error at the boundary never matters), at least 1, inf when it never leaves."""
-    b = intercept / TICKS_PER_SECOND
-    if slope == 0:
-        if b == 0:
-            return INF
-        crossing = ((hi - v0) if b > 0 else (v0 - lo)) / abs(b)
-    else:
-        fixed = -intercept / slope
-        if lo <= fixed <= hi:
-            return INF
-        bound = hi if fixed > hi else lo
-        ratio = (bound - fixed) / (v0 - fixed)
-        if ratio <= 0:
-            return 1
-        crossing = math.log(ratio) / math.log(1 + slope / TICKS_PER_SECOND)
-    return max(1, math.ceil(crossing) - 1) if math.isfinite(crossing) else INF
+from .environment import INF, TICKS_PER_SECOND, VARIABLES, closed_form, regime, safe_ticks, tick_value
+from .matter import (ATTRIBUTES, COMMANDS, DEVICE_TYPES, FAN_MODE_PERCENT, PAUSED, RUNNING, STOPPED, WRITABLE,
+                     CallError, check_write, parse_command)
 
 
 # ---- the home ----------------------------------------------------------------------------------------------

@@ -3,7 +3,6 @@ paper's src/evaluate.py: 512 cells, seed 232323), shared by every method's QD sc
 (the few m's of the plan), so ribs is loaded once."""
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from workflow.core.io import write_npz
@@ -12,23 +11,18 @@ from workflow.core.step import Step
 from . import scores
 
 
-def m_of(path: Path) -> int:
-    """archives/m<m>.npz -> m."""
-    match = re.fullmatch(r"m(\d+)\.npz", path.name)
-    if not match:
-        raise ValueError(f"{path}: expected archives/m<m>.npz")
-    return int(match.group(1))
-
-
 def main(argv=None):
     step = Step("soft_qd", "centroids", __doc__)
+    step.parser.add_argument("--m", type=int, nargs="+", required=True, help="the behaviour dimensions (plan.archive_ms)")
     step.parser.add_argument("--out", type=Path, nargs="+", required=True,
-                             help="archives/m<m>.npz, one per m: the centroids (cells x m)")
+                             help="the centroids (cells x m) of each --m, in its order (plan.archive_path)")
     args, p = step.start(argv)
-    for out in args.out:
-        cents = scores.ribs_cvt_centroids(m_of(out), p["cells"], p["samples"], p["archive_seed"])
+    if len(args.m) != len(args.out):
+        step.parser.error(f"{len(args.m)} values of --m but {len(args.out)} of --out")
+    for m, out in zip(args.m, args.out):
+        cents = scores.ribs_cvt_centroids(m, p["cells"], p["samples"], p["archive_seed"])
         write_npz(out, centroids=cents)
-        step.log(f"m = {m_of(out)}: {len(cents)} cells")
+        step.log(f"m = {m}: {len(cents)} cells")
     step.finish(metrics={"cells": p["cells"], "archives": len(args.out)}, outputs=args.out)
 
 

@@ -28,3 +28,9 @@ def run_paths(plan: dict) -> list[str]:
 def raw_files(dataset: str) -> list[str]:
     """The catalog file of a real data set; the generator (stream) needs none."""
     return [] if dataset == "stream" else [f"data/raw/{dataset}.csv"]
+
+
+def out_path(name: str) -> str:
+    """A file of this paper by its place under the paper's results folder (the rule file asks here for every path
+    it does not build from a job's values above: tables, claims, figures, per-wildcard outputs)."""
+    return f"{OUT}/{name}"

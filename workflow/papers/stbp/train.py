@@ -93,12 +93,13 @@ def run(method: str, data: dict, seed: int, p: dict, log=print) -> dict:
 def main(argv=None):
     step = Step("stbp", "train", __doc__)
     step.parser.add_argument("--data", type=Path, required=True)
+    step.parser.add_argument("--dataset", required=True, help="the data set's name (its params section, its rows' label)")
     step.parser.add_argument("--method", choices=sorted(models.METHODS), required=True)
     step.parser.add_argument("--seed", type=int, required=True)
     step.parser.add_argument("--out", type=Path, required=True)
     args, p = step.start(argv)
     result = run(args.method, read_npz(args.data), args.seed, p, step.log)
-    result["dataset"] = args.data.stem
+    result["dataset"] = args.dataset
     write_json(args.out, result)
     ys = result["years"]
     step.finish(metrics={"mae_avg": float(np.mean([r["mae_avg"] for r in ys])),

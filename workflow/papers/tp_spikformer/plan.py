@@ -46,3 +46,9 @@ def check(p: dict) -> None:
     if unswept:
         raise ParamsError(f"tp_spikformer.prune: the claims' budgets {unswept} are not in prune.sweep "
                           f"{prune['sweep']}. Fix: add them to the sweep.")
+
+
+def out_path(name: str) -> str:
+    """A file of this paper by its place under the paper's results folder (the rule file asks here for every path
+    it does not build from a job's values above: tables, claims, figures, per-wildcard outputs)."""
+    return f"{OUT}/{name}"
