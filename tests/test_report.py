@@ -72,3 +72,13 @@ def test_the_readme_says_when_the_results_are_not_one_run_of_one_commit_and_why_
     text = block(runs, missing=[])
     assert "2 commits (abc1234, def5678): not one run of one commit" in text
     assert "**pass, uncontrolled (A/A null: fails; placebo: fails; negative control: passes)**" in text
+
+
+def test_the_readme_marks_a_paper_whose_claims_were_amended_after_its_run():
+    from workflow.report.readme import amended_since, block
+
+    run = readme_run("a", {"m": [0.9]}, {"m": [0.1]}, commits=("abc1234-dirty",))
+    spec = {"claims": [{"id": "R1", "amendments": [{"what": "placebo declared"}]}, {"id": "S1"}]}
+    run["amended_since"] = amended_since(spec, run["claims"])
+    assert run["amended_since"] == ["R1"]
+    assert "| abc1234-dirty (claims R1 amended since: re-run) |" in block([run], missing=[])

@@ -41,6 +41,17 @@ def minutes(seconds: float) -> str:
     return f"{seconds / 60:.1f} min" if seconds < 5400 else f"{seconds / 3600:.2f} h"
 
 
+def short(commit: str) -> str:
+    return commit[:7] + ("-dirty" if commit.endswith("-dirty") else "")  # a job run from uncommitted code says so
+
+
+def amended_since(spec: dict, claims: dict) -> list[str]:
+    """The claims whose definition was amended (or that were added) after this claims.json was judged: its verdicts
+    predate them, and the paper needs a new run."""
+    judged = {c["id"]: len(c.get("amendments", [])) for c in claims["claims"]}
+    return [c["id"] for c in spec["claims"] if judged.get(c["id"]) != len(c.get("amendments", []))]
+
+
 def paper_run(slug: str) -> dict | None:
     """What the default run left for one paper: its claims, title, the commits and span of its jobs, their time;
     None when the paper has no default-profile claims.json."""
@@ -50,8 +61,9 @@ def paper_run(slug: str) -> dict | None:
     recs = records(slug, PROFILE)
     starts = [r["started_ms"] / 1000 for r in recs.values() if "started_ms" in r]
     ends = [r["started_ms"] / 1000 + r["seconds"] for r in recs.values() if "started_ms" in r and "seconds" in r]
-    return {"slug": slug, "title": read_yaml(ROOT / "workflow" / "papers" / slug / "claims.yaml")["paper"]["title"],
-            "claims": read_json(path), "commits": sorted({r.get("git_commit", "unknown")[:7] for r in recs.values()}),
+    spec, claims = read_yaml(ROOT / "workflow" / "papers" / slug / "claims.yaml"), read_json(path)
+    return {"slug": slug, "title": spec["paper"]["title"], "claims": claims, "amended_since": amended_since(spec, claims),
+            "commits": sorted({short(r.get("git_commit", "unknown")) for r in recs.values()}),
             "job_seconds": sum(c["seconds"] for c in step_costs(slug, recs)),
             "start": min(starts, default=None), "end": max(ends, default=None),
             "cpu": next((r["environment"].get("cpu") for r in recs.values() if "environment" in r), "unknown")}
@@ -77,13 +89,18 @@ def table(runs: list[dict], missing: list[str]) -> str:
         uncontrolled = ", ".join(c["id"] for c in claims if c["kind"] == "reproduction" and c.get("uncontrolled")) or "none"
         lines.append(f"| [{r['slug']}](workflow/papers/{r['slug']}/PAPER.md) — {r['title']} | {headline(summary)} "
                      f"| {summary['passes_on_amendment']} | {uncontrolled} | {counts(summary, 'sanity')} "
-                     f"| {summary['info']} | {minutes(r['job_seconds'])} | {', '.join(r['commits'])} |")
+                     f"| {summary['info']} | {minutes(r['job_seconds'])} | {', '.join(r['commits'])}{stale(r)} |")
     lines += [f"| [{slug}](workflow/papers/{slug}/PAPER.md) | not run at the {PROFILE} profile | | | | | | |" for slug in missing]
     total = claims_mod.summarise([c for r in runs for c in r["claims"]["claims"]])
     lines.append(f"| **all {len(runs)} papers** | **{headline(total)}** | {total['passes_on_amendment']} "
                  f"| {total['uncontrolled']} | {counts(total, 'sanity')} | {total['info']} "
                  f"| {minutes(sum(r['job_seconds'] for r in runs))} | |")
     return "\n".join(lines)
+
+
+def stale(run: dict) -> str:
+    ids = run.get("amended_since") or []
+    return f" (claims {', '.join(ids)} amended since: re-run)" if ids else ""
 
 
 def value(check: dict) -> str:
