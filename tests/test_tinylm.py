@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from workflow.lib import arith, diffusion
-from workflow.lib.tinylm import Config, KVCache, TinyLM, warmup_cosine
+from workflow.lib.tinylm import Config, KVCache, TinyLM, as_bidirectional, warmup_cosine
 from workflow.lib.tokenizer import CharVocab
 
 torch.set_num_threads(1)
@@ -72,6 +72,37 @@ def test_bidirectional_attention_sees_the_future_and_causal_does_not():
         causal, bidir = model(causal=True), model(causal=False)
         torch.testing.assert_close(causal(a)[:, :3], causal(b)[:, :3])
         assert not torch.allclose(bidir(a)[:, :3], bidir(b)[:, :3])
+
+
+def test_a_bidirectional_copy_keeps_the_weights_and_agrees_with_its_causal_model_where_both_see_everything():
+    """Known answer: in one layer the last position sees the whole sequence under either mask, so its logits are the
+    causal model's; every earlier one now sees the future too and differs (with more layers the last position reads
+    earlier states that saw the future, so only the weights agree)."""
+    causal = model(causal=True, layers=1)
+    bidir = as_bidirectional(causal).eval()
+    assert not bidir.config.causal and causal.config.causal
+    tokens = torch.randint(0, 12, (2, 7))
+    with torch.no_grad():
+        a, b = causal(tokens), bidir(tokens)
+    torch.testing.assert_close(a[:, -1], b[:, -1], atol=1e-5, rtol=0)
+    assert not torch.allclose(a[:, 0], b[:, 0], atol=1e-3)
+    assert all(torch.equal(x, y) for x, y in zip(causal.state_dict().values(), bidir.state_dict().values()))
+    bidir.head.weight.data.zero_()  # a copy, not shared tensors
+    assert causal.head.weight.abs().sum() > 0
+
+
+def test_the_shift_reads_each_positions_logits_from_the_position_before():
+    """Dream's shift: a shifted copy's logits at i are the unshifted copy's at i - 1 (position 0 keeps its own), so
+    an ARM's next-token head predicts the masked token it sits before; a causal model cannot be shifted."""
+    causal = model(causal=True)
+    plain, shifted = as_bidirectional(causal).eval(), as_bidirectional(causal, shift=True).eval()
+    tokens = torch.randint(0, 12, (2, 7))
+    with torch.no_grad():
+        a, b = plain(tokens), shifted(tokens)
+    torch.testing.assert_close(b[:, 1:], a[:, :-1])
+    torch.testing.assert_close(b[:, 0], a[:, 0])
+    with pytest.raises(ValueError, match="shift"):
+        TinyLM(Config(vocab=12, d=32, layers=2, heads=4, causal=True, shift=True))
 
 
 def test_a_two_layer_model_memorises_twenty_strings():

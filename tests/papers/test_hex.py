@@ -83,13 +83,40 @@ def test_every_decoder_is_named_once_and_paths_come_smallest_block_first():
 def test_a_decoding_job_runs_every_decoder_with_a_tiny_model():
     torch.manual_seed(0)
     vocab = arith.vocab()
-    model = M.build({"d": 16, "layers": 1, "heads": 2}, len(vocab)).eval()
+    model = M.build({"d": 16, "layers": 1, "heads": 2, "shift": False}, len(vocab)).eval()
     problems = arith.problems(0, 4)
     rows, curve = M.run(model, problems, M.decoders(DECODE, None)[0], 16, 0, vocab)
     assert len(rows) == 4 and {r["truth"] for r in rows} <= set(range(10))
     assert curve[-1]["step"] == 16 and 0 <= curve[-1]["eos_fraction"] <= 1
     again, _ = M.run(model, problems, dict(M.decoders(DECODE, 1)[-1]), 16, 0, vocab)  # a sampled path is seeded
     assert again == M.run(model, problems, dict(M.decoders(DECODE, 1)[-1]), 16, 0, vocab)[0]
+
+
+def test_the_mdm_initialised_from_an_arm_is_seeded_and_starts_from_the_arms_weights():
+    """arm_init: the same seed gives the same model; with a zero MDM learning rate the MDM is exactly the ARM trained
+    first (its weights, Dream's shift on), and without arm_init it is not."""
+    p = {"min_ops": 2, "max_ops": 3, "batch": 4, "lr": 1e-3, "weight_decay": 0.0, "warmup": 1, "curve_every": 1,
+         "steps": 2, "arm_init": {"steps": 2, "lr": 1e-2}}
+    vocab = arith.vocab()
+
+    def trained(q, shift=True):
+        torch.manual_seed(5)
+        model = M.build({"d": 16, "layers": 1, "heads": 2, "shift": shift}, len(vocab))
+        arm_points = []
+        M.train(model, q, 0, set(), lambda s, v: None, lambda s, v: arm_points.append(s))
+        return model, arm_points
+
+    a, points = trained(p)
+    b, _ = trained(p)
+    assert points == [1, 2] and a.config.shift
+    assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
+    frozen, _ = trained(p | {"lr": 1e-12})  # the MDM phase leaves the ARM's weights as they are
+    scratch, none = trained(p | {"lr": 1e-12, "arm_init": {"steps": 0, "lr": 1e-2}})
+    assert none == [] and not torch.equal(frozen.head.weight, scratch.head.weight)
+    torch.manual_seed(0)
+    from workflow.lib.tinylm import Config, TinyLM
+    untrained = TinyLM(Config(vocab=len(vocab), d=16, layers=1, heads=2, causal=True))
+    assert not torch.allclose(frozen.head.weight, untrained.head.weight)  # the ARM phase trained it
 
 
 def test_params_the_schema_cannot_check_are_rejected():

@@ -126,6 +126,16 @@ def test_metrics_and_the_no_cache_control():
     assert plan_only["k3_refusion_minus_arm"] == [pytest.approx(-0.5)]
 
 
+def test_the_one_slot_control_of_k4_is_timed_on_its_own():
+    """K4's control puts the one-slot decoder in ReFusion's place in the timings too, never ReFusion's own clock."""
+    d = decodes(0, {"arm": (0.9, 10, 10, 10, 300), "mdm/s32": (0.5, 10, 32, 32 * 56, 32 * 56),
+                    "refusion": (0.8, 10, 4, 40, 400), "refusion_one_slot": (0.8, 10, 20, 80, 600)})
+    s = speed(0, {"arm": 100, "mdm/s32": 20, "refusion": 150, "refusion_one_slot": 40})
+    one_slot = E.measure(*E.with_control(d, s, E.CONTROLS["one_slot"]))
+    assert one_slot["k4_tps_ratio_refusion_over_arm"] == [pytest.approx(0.4)]
+    assert one_slot["k4_tokens_per_forward"] == [pytest.approx(0.5)]
+
+
 def test_params_the_schema_cannot_check_are_rejected():
     ok = {"data": {"min_ops": 2, "max_ops": 5, "test": 20}, "train": {"slot_sizes": [2, 4]},
           "decode": {"slot": 4, "serial_blocks": 2, "mdm_steps": [32], "speed_items": 5}}

@@ -26,6 +26,7 @@ class Config:
     heads: int = 4
     causal: bool = False
     max_positions: int = 512  # the rotary table's length
+    shift: bool = False       # bidirectional only: position i's logits come from position i - 1 (Dream's shift, see as_bidirectional)
 
 
 def rotary_table(max_positions: int, head_dim: int, base: float = 10000.0) -> tuple[torch.Tensor, torch.Tensor]:
@@ -102,6 +103,8 @@ class TinyLM(nn.Module):
         super().__init__()
         if (c.d // c.heads) % 2:
             raise ValueError(f"d / heads = {c.d // c.heads} must be even for rotary embeddings")
+        if c.shift and c.causal:
+            raise ValueError("shift is for a bidirectional model initialised from a causal one, not for a causal model")
         self.config = c
         self.embed = nn.Embedding(c.vocab, c.d)
         self.blocks = nn.ModuleList(Block(c) for _ in range(c.layers))
@@ -128,7 +131,10 @@ class TinyLM(nn.Module):
         x = self.embed(tokens)
         for i, block in enumerate(self.blocks):
             x = block(x, cos, sin, i, cache)
-        return self.head(self.ln(x))
+        logits = self.head(self.ln(x))
+        if self.config.shift:  # position i predicted from position i - 1's state (position 0 from its own)
+            logits = torch.cat([logits[:, :1], logits[:, :-1]], dim=1)
+        return logits
 
 
 def next_token_loss(model: TinyLM, prompt: torch.Tensor, response: torch.Tensor, eos: int | None = None) -> torch.Tensor:
@@ -169,6 +175,18 @@ def greedy(model: TinyLM, prompts: torch.Tensor, length: int, eos: int) -> torch
     ended = (tokens == eos).cumsum(1) > 0
     tokens = torch.where(ended, torch.full_like(tokens, eos), tokens)
     return torch.cat([tokens, torch.full((tokens.shape[0], length - tokens.shape[1]), eos)], 1)
+
+
+def as_bidirectional(model: TinyLM, shift: bool = False) -> TinyLM:
+    """A bidirectional copy of a causal model: the same weights, attention over the whole sequence (a masked-diffusion
+    model initialised from an autoregressive one, as Dream-7B from Qwen2.5). The two agree exactly at the last
+    position of a sequence, which sees everything in both. With `shift` (Dream's shift operation), position i's
+    logits are read from position i - 1, where the causal model predicted token i: the next-token head is kept."""
+    from dataclasses import replace
+
+    out = TinyLM(replace(model.config, causal=False, shift=shift))
+    out.load_state_dict(model.state_dict())
+    return out
 
 
 def parameter_count(model: nn.Module) -> int:

@@ -4,11 +4,12 @@ problems into one table row per (decoder, problem)."""
 from __future__ import annotations
 
 import zlib
+from dataclasses import replace
 
 import torch
 
 from workflow.lib import arith, diffusion
-from workflow.lib.tinylm import Config, TinyLM, fit
+from workflow.lib.tinylm import Config, TinyLM, as_bidirectional, fit, next_token_loss
 
 from . import plan
 
@@ -16,15 +17,29 @@ GEN_LEN = arith.GEN_LEN
 
 
 def build(p: dict, vocab_size: int) -> TinyLM:
-    """The bidirectional masked-diffusion model (LLaDA's encoder); p: the hex.model section."""
-    return TinyLM(Config(vocab=vocab_size, d=p["d"], layers=p["layers"], heads=p["heads"], causal=False))
+    """The bidirectional masked-diffusion model (LLaDA's encoder); p: the hex.model section (shift: Dream's shift, the
+    logits of position i read from position i - 1, which keeps an initialising ARM's next-token head)."""
+    return TinyLM(Config(vocab=vocab_size, d=p["d"], layers=p["layers"], heads=p["heads"], causal=False, shift=p["shift"]))
 
 
-def train(model: TinyLM, p: dict, seed: int, held_out: set[str], curve) -> float:
+def train(model: TinyLM, p: dict, seed: int, held_out: set[str], curve, arm_curve=None) -> float:
     """LLaDA SFT on fresh problems every step (none of them a validation or test prompt); returns the mean loss of
     the last curve interval. curve(step, mean loss) gets a point every `curve_every` steps. p: the hex.data and
-    hex.train sections."""
+    hex.train sections.
+
+    With `arm_init.steps` > 0 the model starts from an autoregressive model of the same size trained first on the same
+    stream (next-token loss up to the first <eos>, its own learning rate; arm_curve gets its loss points), its weights
+    copied into the bidirectional model (tinylm.as_bidirectional): an MDM initialised from an ARM, as Dream-7B is from
+    Qwen2.5 (with Dream's shift when hex.model.shift). The calibration (PAPER.md) found the MDM from scratch learning
+    the task in one seed of three."""
     stream = arith.Stream(seed, held_out, lambda rng: arith.problem(rng, p["min_ops"], p["max_ops"]), arith.vocab())
+    init = p["arm_init"]
+    if init["steps"]:
+        torch.manual_seed(seed)  # the ARM's initial weights from the seed alone (as the calibration pilots drew them)
+        arm = TinyLM(replace(model.config, causal=True, shift=False))
+        fit(arm, lambda: next_token_loss(arm, *stream.batch(p["batch"]), eos=stream.vocab.eos),
+            p | {"steps": init["steps"], "lr": init["lr"]}, arm_curve or (lambda s, v: None))
+        model.load_state_dict(as_bidirectional(arm, shift=model.config.shift).state_dict())
     noise = torch.Generator().manual_seed(seed)
     return fit(model, lambda: diffusion.masked_diffusion_loss(model, *stream.batch(p["batch"]), stream.vocab.mask, noise),
                p, curve)

@@ -1,5 +1,5 @@
-"""One masked-diffusion model per seed, trained once (LLaDA SFT) and saved as a tensors-only checkpoint that the
-seed's decoding job loads."""
+"""One masked-diffusion model per seed, trained once (LLaDA SFT, from an autoregressive model's weights when
+hex.train.arm_init.steps > 0) and saved as a tensors-only checkpoint that the seed's decoding job loads."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,7 +23,8 @@ def main(argv=None):
     held_out = {prompt for name in ("test", "validation") for prompt, _ in sets[name]}
     vocab = arith.vocab()
     model = M.build(p, len(vocab))
-    loss = M.train(model, p, args.seed, held_out, lambda s, v: step.curve("train_loss", s, v))
+    loss = M.train(model, p, args.seed, held_out, lambda s, v: step.curve("train_loss", s, v),
+                   lambda s, v: step.curve("arm_init_loss", s, v))
     save_state(args.out, model.state_dict(), {"seed": args.seed, "final_loss": loss, "parameters": parameter_count(model)})
     step.finish(metrics={"final_train_loss": loss, "parameters": parameter_count(model)}, outputs=[args.out])
 

@@ -64,9 +64,10 @@ def choose(model, sets, d, vocab, log) -> tuple[float, float]:
 
 
 def speed_rows(models, sets, d, setting, vocab) -> list[dict]:
-    """Generated tokens per second at batch 1 (median over repeats of the time for the first `speed_items` problems);
-    the one-slot control (K4's, timed in ReFusion's place) too."""
-    one_slot = M.Setting(setting.slot, setting.serial_blocks, 2.0, 2.0)
+    """Generated tokens per second at batch 1 (median over repeats of the time for the first `speed_items` problems).
+    Every decoder a timed claim compares is timed here, its controls included: K2's no-cache control and K4's
+    one-slot control (ReFusion's slot parallelism removed, same model and serial blocks)."""
+    one_slot = M.Setting(d["slot"], d["serial_blocks"], 2.0, 2.0)  # as the decodes' refusion_one_slot
     decoders = {
         "arm": lambda x: M.arm_decode(models["arm"], x, vocab.eos)[0],
         f"mdm/s{M.GEN_LEN}": lambda x: diffusion.sample(models["mdm"], x, M.GEN_LEN, M.GEN_LEN, d["mdm_block"],

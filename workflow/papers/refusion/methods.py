@@ -71,7 +71,8 @@ def refusion_loss(model: TinyLM, prompt: torch.Tensor, response: torch.Tensor, k
 
 
 def train(model: TinyLM, kind: str, p: dict, seed: int, held_out: set[str], curve) -> float:
-    """The same stream, steps, batch and optimiser for every model; only the objective differs."""
+    """The same stream, steps, batch and optimiser for every model; the objective differs, and the learning rate is
+    each model family's own (p["lr"][kind], chosen on the validation problems)."""
     stream = arith.Stream(seed, held_out, lambda rng: tasks.draw(TASKS[int(rng.integers(0, len(TASKS)))], rng, p),
                           vocab())  # each task with equal probability
     noise = torch.Generator().manual_seed(seed)
@@ -85,7 +86,7 @@ def train(model: TinyLM, kind: str, p: dict, seed: int, held_out: set[str], curv
         k = p["slot_sizes"][int(torch.randint(len(p["slot_sizes"]), (1,), generator=noise))]
         return refusion_loss(model, prompt, response, k, stream.vocab.mask, noise)
 
-    return fit(model, batch_loss, p, curve)
+    return fit(model, batch_loss, p | {"lr": p["lr"][kind]}, curve)
 
 
 # ---- decoding ----------------------------------------------------------------------------------------------

@@ -10,8 +10,9 @@ Decoders (one row per (decoder, task, problem) in the decodes table):
   refusion/<tau_slot>_<tau_tok>    every setting of the grid (what the choice was made from)
   refusion_plan_only               the control of K1/K3: every masked slot drafted and accepted unverified
   refusion_one_slot                the control of K4: one slot per round, infilled one token at a time
-The speed table times arm, mdm/s<G>, refusion and refusion_no_cache (the control of K2: the same decoding with the
-prefix re-fed at every call) on the first `speed_items` problems of each task.
+The speed table times arm, mdm/s<G>, refusion, refusion_one_slot (the control of K4) and refusion_no_cache (the
+control of K2: the same decoding with the prefix re-fed at every call) on the first `speed_items` problems of each
+task: every decoder a timed claim compares, its controls included.
 """
 from __future__ import annotations
 
