@@ -4,6 +4,7 @@
     python bench/noop_and_smoke.py --repo DIR     # ... in another copy (e.g. a fresh clone that ran the default)
     python bench/noop_and_smoke.py --smoke        # also: the smoke profile of every paper in throw-away copies,
                                                   # with --cores 2 and --cores 1 (the speed-up)
+    python bench/noop_and_smoke.py --zygote       # only: the smoke profile on 2 cores with and without the zygote
 
 No-op figures (median of 3): `snakemake` (what a user types again: DAG, stamps, nothing to run), `snakemake -n`,
 and `dvc status`, with the size of dvc.lock DVC parses each time. With bench/job_overhead.py and
@@ -43,7 +44,7 @@ def noop(repo: Path) -> None:
         print(f"  {name:14s} {statistics.median(t for t, _ in runs):6.2f} s   ({last[:80]})")
 
 
-def smoke(cores: int) -> float:
+def smoke(cores: int, extra: tuple[str, ...] = ()) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "repo"
         files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
@@ -53,7 +54,7 @@ def smoke(cores: int) -> float:
         if (ROOT / "data" / "cache").is_dir():  # registry files, not part of what is timed
             shutil.copytree(ROOT / "data" / "cache", repo / "data" / "cache")
         subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
-        seconds, out = timed(["snakemake", "--profile", "profiles/smoke", "--cores", str(cores)], repo)
+        seconds, out = timed(["snakemake", "--profile", "profiles/smoke", "--cores", str(cores), *extra], repo)
         if "steps (100%) done" not in out:
             raise SystemExit(f"the smoke run with --cores {cores} failed:\n{out[-3000:]}")
         return seconds
@@ -63,7 +64,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repo", type=Path, default=ROOT)
     parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--zygote", action="store_true",
+                        help="instead of --smoke: the smoke profile on 2 cores with and without the zygote, side by side")
     args = parser.parse_args()
+    if args.zygote:
+        warm, cold = smoke(2), smoke(2, ("--config", "profile=smoke", "zygote=off"))
+        print(f"smoke profile, every paper, --cores 2: {warm:.0f} s with the zygote, {cold:.0f} s without it")
+        return
     noop(args.repo.resolve())
     if args.smoke:
         two, one = smoke(2), smoke(1)
