@@ -1,7 +1,7 @@
 # ICLR 2026 miniature reproductions: the table of contents.
 #
 #   snakemake --cores 2                          every paper, default profile, then the report
-#   snakemake --cores 2 --profile profiles/smoke every paper in about 4 minutes (what CI runs)
+#   snakemake --cores 2 --profile profiles/smoke every paper in under 3 minutes (what CI runs; bench/noop_and_smoke.py)
 #   snakemake --cores 2 cosa                     one paper
 #
 # Parameters: params.yaml (+ profiles/<name>/params.yaml), validated against
