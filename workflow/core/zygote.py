@@ -69,12 +69,7 @@ def forward(argv: list[str], path: Path | None = None) -> int | None:
     child = STATUS.unpack(reply)[0]
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):  # passed on: the child ends as the job would
         signal.signal(sig, lambda signum, frame: os.kill(child, signum))
-    while True:
-        try:
-            reply = sock.recv(STATUS.size)
-            break
-        except InterruptedError:
-            continue
+    reply = sock.recv(STATUS.size)  # a signal passed on meanwhile does not end the wait (PEP 475 retries recv)
     if len(reply) != STATUS.size:
         print(f"workflow.run: the zygote ended before job {child} did; see .snakemake/zygote.log", file=sys.stderr)
         return 1
