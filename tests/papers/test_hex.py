@@ -95,7 +95,7 @@ def test_a_decoding_job_runs_every_decoder_with_a_tiny_model():
 def test_the_mdm_initialised_from_an_arm_is_seeded_and_starts_from_the_arms_weights():
     """arm_init: the same seed gives the same model; with a zero MDM learning rate the MDM is exactly the ARM trained
     first (its weights, Dream's shift on), and without arm_init it is not."""
-    p = {"min_ops": 2, "max_ops": 3, "batch": 4, "lr": 1e-3, "weight_decay": 0.0, "warmup": 1, "curve_every": 1,
+    p = {"min_ops": 2, "max_ops": 3, "stream_max_ops": 3, "batch": 4, "lr": 1e-3, "weight_decay": 0.0, "warmup": 1, "curve_every": 1,
          "steps": 2, "arm_init": {"steps": 2, "lr": 1e-2}}
     vocab = arith.vocab()
 
@@ -156,3 +156,25 @@ def test_the_k4_placebo_picks_an_answered_path_at_random():
     measured, _ = E.measure(t, DECODE)
     assert E.placebos(t, DECODE) == {"placebo_random_pick": {"k4_vote_minus_nll": [pytest.approx(0.0)]}}
     assert measured["k4_vote_minus_nll"] == [pytest.approx(0.0)]
+
+
+def test_the_long_split_holds_longer_chains_disjoint_from_the_others():
+    from workflow.papers.hex.data import problem_sets
+
+    sets = problem_sets({"test_seed": 1, "test": 20, "validation_seed": 2, "validation": 10, "min_ops": 2,
+                         "max_ops": 5, "long_seed": 3, "long": 10, "long_ops": 6})
+    assert {arith.operations(p) for p, _ in sets["long"]} == {6}
+    assert max(arith.operations(p) for p, _ in sets["test"] + sets["validation"]) <= 5
+    prompts = [p for split in sets.values() for p, _ in split]
+    assert len(prompts) == len(set(prompts)) == 40
+
+
+def test_long_metrics_are_measured_on_the_long_split_alone():
+    """The same decoders, right on 6 of 10 test problems and on 2 of 10 long ones: the `long_` metrics read the
+    long split only, the others the test split only."""
+    t = pd.concat([decodes({"fixed/b1": 6, "one/margin": 3}), decodes({"fixed/b1": 2, "one/margin": 1}).assign(split="long")],
+                  ignore_index=True)
+    measured, _ = E.measure(t, DECODE)
+    assert measured["k0_best_fixed_acc"] == [pytest.approx(0.6)] and measured["long_k0_best_fixed_acc"] == [pytest.approx(0.2)]
+    assert measured["long_k1_best_fixed_minus_margin"] == [pytest.approx(0.1)]
+    assert set(E.placebos(t, DECODE)["placebo_random_pick"]) == {"k4_vote_minus_nll", "long_k4_vote_minus_nll"}

@@ -1,4 +1,5 @@
-"""The fixed test and validation problems (the training stream is drawn on the fly from each model's seed and
+"""The fixed problems: test and validation chains of min_ops..max_ops operations, and the held-out `long` chains of
+long_ops operations, longer than any test chain (the training stream is drawn on the fly from each model's seed and
 skips every prompt listed here)."""
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ def problem_sets(data: dict) -> dict:
     test = arith.problems(data["test_seed"], data["test"], data["min_ops"], data["max_ops"])
     validation = arith.problems(data["validation_seed"], data["validation"], data["min_ops"], data["max_ops"],
                                 exclude=frozenset(p for p, _ in test))
-    return {"test": test, "validation": validation}
+    long = arith.problems(data["long_seed"], data["long"], data["long_ops"], data["long_ops"],
+                          exclude=frozenset(p for p, _ in test + validation))
+    return {"test": test, "validation": validation, "long": long}
 
 
 def main(argv=None):

@@ -1,6 +1,7 @@
 """Every decoder on one seed's model: the greedy ones on the validation problems first (they choose
-self-consistency's block), then all of them on the test problems. One row per (decoder, problem), and the
-<eos>-filling curve of every greedy decoder (the collapse figure)."""
+self-consistency's block), then all of them on the test problems and on the held-out longer chains. One row per
+(decoder, split, problem), and the <eos>-filling curve of every greedy decoder on the test problems (the collapse
+figure)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,6 +14,8 @@ from workflow.lib import arith
 
 from . import methods as M
 
+JUDGED = ("test", "long")  # the splits the claims read: chains like the training ones, and longer ones
+
 
 def decode_all(model, sets: dict, decode: dict, seed: int, vocab, log) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     """(rows, eos curves, self-consistency's block)."""
@@ -21,11 +24,12 @@ def decode_all(model, sets: dict, decode: dict, seed: int, vocab, log) -> tuple[
     sc_block = M.best_block(val, decode["fixed_blocks"])
     log(f"self-consistency block (best greedy fixed block on validation): {sc_block}")
     rows, curves = [dict(r, split="validation") for r in val], []
-    for spec in M.decoders(decode, sc_block):
-        got, curve = M.run(model, sets["test"], spec, decode["steps"], seed, vocab)
-        rows += [dict(r, split="test") for r in got]
-        if spec["temperature"] == 0:
-            curves += curve
+    for split in JUDGED:
+        for spec in M.decoders(decode, sc_block):
+            got, curve = M.run(model, sets[split], spec, decode["steps"], seed, vocab)
+            rows += [dict(r, split=split) for r in got]
+            if split == "test" and spec["temperature"] == 0:
+                curves += curve
     return pd.DataFrame(rows).assign(seed=seed), pd.DataFrame(curves).assign(seed=seed), sc_block
 
 

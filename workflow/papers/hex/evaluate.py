@@ -14,6 +14,7 @@ from workflow.core.io import write_text
 from workflow.core.step import Step
 
 from . import plan
+from .decode import JUDGED
 
 CLAIMS = Path(__file__).with_name("claims.yaml")
 PLACEBO_SEED = 9000  # K4's placebo: model seed s draws its random picks with rng(PLACEBO_SEED + s)
@@ -83,8 +84,19 @@ def scaling(answers: np.ndarray, truth: np.ndarray, sizes: list[int], draws: int
     return pd.DataFrame(rows)
 
 
+LONG = "long_"  # the prefix of every metric measured on the held-out longer chains (claims K2L, K2sL, K3L, K4L)
+
+
 def measure(t: pd.DataFrame, decode: dict) -> tuple[dict[str, list[float]], pd.DataFrame]:
-    """({metric: [value per seed]}, scaling curves) from the decodes of every seed (test split)."""
+    """({metric: [value per seed]}, the test split's scaling curves) from the decodes of every seed: the test split's
+    metrics, and the same metrics of the longer chains under their `long_` names."""
+    test, curves = measure_split(t, decode, "test")
+    long = measure_split(t, decode, "long")[0] if t.split.eq("long").any() else {}
+    return test | {LONG + key: values for key, values in long.items()}, curves
+
+
+def measure_split(t: pd.DataFrame, decode: dict, split: str) -> tuple[dict[str, list[float]], pd.DataFrame]:
+    """({metric: [value per seed]}, scaling curves) from the decodes of every seed on one split."""
     out: dict[str, list[float]] = {}
     curves = []
 
@@ -92,7 +104,7 @@ def measure(t: pd.DataFrame, decode: dict) -> tuple[dict[str, list[float]], pd.D
         out.setdefault(key, []).append(float(v))
 
     arms = decode["arms"]
-    for seed, g in t[t.split.eq("test")].groupby("seed", sort=True):
+    for seed, g in t[t.split.eq(split)].groupby("seed", sort=True):
         acc = g.groupby("decoder").correct.mean()
         fixed = {b: acc[f"fixed/b{b}"] for b in decode["fixed_blocks"]}
         best, margin = max(fixed.values()), acc["one/margin"]
@@ -143,13 +155,17 @@ def main_table(measured: dict, seeds: list[int]) -> pd.DataFrame:
                          if metric in measured for s, v in zip(seeds, measured[metric])])
 
 
-def decoder_table(test: pd.DataFrame) -> pd.DataFrame:
-    """Every decoder's accuracy, collapse and NLL (mean over seeds), and its accuracy per number of operations."""
+def decoder_table(t: pd.DataFrame) -> pd.DataFrame:
+    """Every decoder's accuracy, collapse and NLL on the test split (mean over seeds), its accuracy per number of
+    operations there, and on the long split (`accuracy_long`)."""
     keys = ["decoder", "family", "block", "temperature"]
+    test = t[t.split.eq("test")]
     out = test.groupby(keys, as_index=False).agg(accuracy=("correct", "mean"), collapse=("collapsed", "mean"),
                                                  nll=("nll", "mean"), forwards=("forwards", "first"))
     per_ops = test.pivot_table(index="decoder", columns="ops", values="correct", aggfunc="mean")
-    return out.merge(per_ops.add_prefix("accuracy_ops").reset_index(), on="decoder")
+    long = t[t.split.eq("long")].groupby("decoder").correct.mean().rename("accuracy_long")
+    return out.merge(per_ops.add_prefix("accuracy_ops").reset_index(), on="decoder").merge(
+        long.reset_index(), on="decoder", how="left")
 
 
 def control_tables(t: pd.DataFrame, decode: dict) -> dict[str, pd.DataFrame]:
@@ -169,10 +185,10 @@ UNIT = ["split", "problem"]  # what names a unit of the decodes table besides it
 
 
 def best_fixed_rows(t: pd.DataFrame, decode: dict) -> pd.DataFrame:
-    """Each seed's best fixed block on the test problems (the comparator of K2; ties: the smaller block), its test
-    rows relabelled `best_fixed`."""
-    test, out = t[t.split.eq("test")], []
-    for _, g in test.groupby("seed", sort=True):
+    """Each seed's best fixed block on each judged split (the comparator of K2 and K2L; ties: the smaller block), its
+    rows of that split relabelled `best_fixed`."""
+    out = []
+    for _, g in t[t.split.isin(JUDGED)].groupby(["seed", "split"], sort=True):
         acc = g.groupby("decoder").correct.mean()
         best = max(decode["fixed_blocks"], key=lambda b: (acc[f"fixed/b{b}"], -b))
         out.append(g[g.decoder.eq(f"fixed/b{best}")].assign(decoder="best_fixed"))
@@ -196,21 +212,28 @@ def aa_nulls(t: pd.DataFrame, decode: dict, measured: dict) -> dict[str, dict[st
                                  seed="seed", keys=UNIT)
     best = claims_mod.stand_in(pd.concat([t, best_fixed_rows(t, decode)], ignore_index=True), "decoder",
                                {d: "best_fixed" for d in paths}, seed="seed", keys=UNIT)
-    pick = measured["info_nll_pick_acc_paper"]
     return {"aa_margin": measure(margin, decode)[0], "aa_best_fixed": measure(best, decode)[0],
-            "aa_nll_pick": {"k4_vote_minus_nll": [b - a for a, b in zip(pick, pick[1:] + pick[:1])]}}
+            "aa_nll_pick": {prefix + "k4_vote_minus_nll": next_seed_minus_own(measured[prefix + "info_nll_pick_acc_paper"])
+                            for prefix in ("", LONG) if prefix + "info_nll_pick_acc_paper" in measured}}
+
+
+def next_seed_minus_own(values: list[float]) -> list[float]:
+    """Per seed: the next seed's value (cyclically) minus its own."""
+    return [b - a for a, b in zip(values, values[1:] + values[:1])]
 
 
 def placebos(t: pd.DataFrame, decode: dict) -> dict[str, dict[str, list[float]]]:
-    """K4's placebo, measured like the method on the paper arm's same candidates: the majority vote replaced by a
-    random pick among the answered paths (the consensus made inert), minus the lowest-NLL pick, per model seed."""
-    out = []
+    """K4's (and K4L's) placebo, measured like the method on the paper arm's same candidates: the majority vote
+    replaced by a random pick among the answered paths (the consensus made inert), minus the lowest-NLL pick, per
+    model seed and split."""
+    out = {}
     names = [d for d, _, _ in plan.arm_paths(decode["arms"]["paper"], "paper")]
-    for seed, g in t[t.split.eq("test")].groupby("seed", sort=True):
+    for (split, seed), g in t[t.split.isin(JUDGED)].groupby(["split", "seed"], sort=True):
         answers, nll, truth = answers_by_path(g, names)
         rng = np.random.default_rng(PLACEBO_SEED + int(seed))
-        out.append(random_pick_accuracy(answers, truth, rng) - lowest_nll_accuracy(answers, nll, truth))
-    return {"placebo_random_pick": {"k4_vote_minus_nll": out}}
+        key = ("" if split == "test" else LONG) + "k4_vote_minus_nll"
+        out.setdefault(key, []).append(random_pick_accuracy(answers, truth, rng) - lowest_nll_accuracy(answers, nll, truth))
+    return {"placebo_random_pick": out}
 
 
 def main(argv=None):
@@ -227,7 +250,7 @@ def main(argv=None):
     controls |= placebos(table, p)
     result = claims_mod.check(CLAIMS, measured, args.profile, args.claims, step.log, controls=controls)
     write_text(args.main, main_table(measured, sorted(table.seed.unique())).to_csv(index=False, float_format="%.6g"))
-    write_text(args.table, decoder_table(table[table.split.eq("test")]).to_csv(index=False, float_format="%.6g"))
+    write_text(args.table, decoder_table(table).to_csv(index=False, float_format="%.6g"))
     write_text(args.scaling, curves.to_csv(index=False, float_format="%.6g"))
     outputs = [args.main, args.table, args.scaling, args.claims]
     step.finish(metrics=claims_mod.as_metrics(result), artifacts=outputs, outputs=outputs)

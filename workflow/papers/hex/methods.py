@@ -25,14 +25,15 @@ def build(p: dict, vocab_size: int) -> TinyLM:
 def train(model: TinyLM, p: dict, seed: int, held_out: set[str], curve, arm_curve=None) -> float:
     """LLaDA SFT on fresh problems every step (none of them a validation or test prompt); returns the mean loss of
     the last curve interval. curve(step, mean loss) gets a point every `curve_every` steps. p: the hex.data and
-    hex.train sections.
+    hex.train sections. The stream's chains have min_ops..stream_max_ops operations: it covers the long split's length
+    (the calibration found no generalisation to a chain longer than any trained one, PAPER.md).
 
     With `arm_init.steps` > 0 the model starts from an autoregressive model of the same size trained first on the same
     stream (next-token loss up to the first <eos>, its own learning rate; arm_curve gets its loss points), its weights
     copied into the bidirectional model (tinylm.as_bidirectional): an MDM initialised from an ARM, as Dream-7B is from
     Qwen2.5 (with Dream's shift when hex.model.shift). The calibration (PAPER.md) found the MDM from scratch learning
     the task in one seed of three."""
-    stream = arith.Stream(seed, held_out, lambda rng: arith.problem(rng, p["min_ops"], p["max_ops"]), arith.vocab())
+    stream = arith.Stream(seed, held_out, lambda rng: arith.problem(rng, p["min_ops"], p["stream_max_ops"]), arith.vocab())
     init = p["arm_init"]
     if init["steps"]:
         torch.manual_seed(seed)  # the ARM's initial weights from the seed alone (as the calibration pilots drew them)

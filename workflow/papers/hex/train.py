@@ -20,7 +20,7 @@ def main(argv=None):
     args, p = step.start(argv)
     seed_everything(args.seed)
     sets = read_json(args.problems)
-    held_out = {prompt for name in ("test", "validation") for prompt, _ in sets[name]}
+    held_out = {prompt for name in ("test", "validation", "long") for prompt, _ in sets[name]}
     vocab = arith.vocab()
     model = M.build(p, len(vocab))
     loss = M.train(model, p, args.seed, held_out, lambda s, v: step.curve("train_loss", s, v),
