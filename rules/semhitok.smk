@@ -7,17 +7,15 @@ localrules: semhitok, semhitok_evaluate, semhitok_plot
 from workflow.papers.semhitok import plan as semhitok_plan
 
 SEMHITOK = PARAMS["semhitok"]
-SEMHITOK_OUT = semhitok_plan.OUT
 check_plan(semhitok_plan, SEMHITOK)
 SEMHITOK_WILDCARDS = dict(semhitok_set="digits|fashion", semhitok_variant="[a-z]+(?:_[0-9.]+)?")
-FIGURES["semhitok"] = SEMHITOK_FIGURES = expand(f"{SEMHITOK_OUT}/figures/{{fig}}.png",
-                                                fig=["table_main", "fig_a_tradeoff", "fig_b_reconstructions"])
+FIGURES["semhitok"] = SEMHITOK_FIGURES = semhitok_plan.figure_paths()
 
 
 rule semhitok:
     input:
         "results/semhitok/tracking.json",  # claims, figures, and every job logged to MLflow
-        f"{SEMHITOK_OUT}/claims.json",
+        semhitok_plan.out_path("claims.json"),
         SEMHITOK_FIGURES,
 
 
@@ -95,8 +93,8 @@ rule semhitok_evaluate:
         code=code("semhitok", "evaluate"),
         params=reads("semhitok.plan"),  # the plan: which runs exist
     output:
-        table=f"{SEMHITOK_OUT}/table.csv",
-        claims=f"{SEMHITOK_OUT}/claims.json",
+        table=semhitok_plan.out_path("table.csv"),
+        claims=semhitok_plan.out_path("claims.json"),
     log:
         **logs("semhitok", "evaluate"),
     benchmark:
