@@ -62,26 +62,26 @@ rule aurelius_pairs:
              "--events {input.events:q} --real {input.real:q} --pairs {output.pairs:q} --mels {output.mels:q}")
 
 
-rule aurelius_evaluator:
+rule aurelius_train_evaluator:
     input:
         events=aurelius_plan.events_path(),
         real=aurelius_plan.real_path(),
         pairs=aurelius_plan.pairs_path(),
         mels=aurelius_plan.mels_path(),
-        code=code("aurelius", "evaluator"),
+        code=code("aurelius", "train_evaluator"),
         params=reads("aurelius.evaluator"),
     output:
         model=aurelius_plan.evaluator_path(),
         reference=aurelius_plan.reference_path(),
     log:
-        **logs("aurelius", "evaluator"),
+        **logs("aurelius", "train_evaluator"),
     benchmark:
-        bench("aurelius", "evaluator")
+        bench("aurelius", "train_evaluator")
     threads: 1
     resources:
-        **measured("aurelius_evaluator"),
+        **measured("aurelius_train_evaluator"),
     shell:
-        step("papers.aurelius.evaluator",
+        step("papers.aurelius.train_evaluator",
              "--events {input.events:q} --real {input.real:q} --pairs {input.pairs:q} --mels {input.mels:q} "
              "--model {output.model:q} --reference {output.reference:q}")
 

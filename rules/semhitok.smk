@@ -39,10 +39,10 @@ rule semhitok_data:
         step("papers.semhitok.data", "{wildcards.semhitok_set} --raw {input.raw:q} --out {output:q}")
 
 
-rule semhitok_nets:
+rule semhitok_train_nets:
     input:
         data=semhitok_plan.data_path("{semhitok_set}"),
-        code=code("semhitok", "nets"),
+        code=code("semhitok", "train_nets"),
         params=reads("semhitok.nets", "semhitok.codes", "semhitok.probe"),
     output:
         nets=semhitok_plan.nets_path("{semhitok_set}", "{seed}"),
@@ -50,14 +50,14 @@ rule semhitok_nets:
     wildcard_constraints:
         **SEMHITOK_WILDCARDS,
     log:
-        **logs("semhitok", "nets", "{semhitok_set}/s{seed}"),
+        **logs("semhitok", "train_nets", "{semhitok_set}/s{seed}"),
     benchmark:
-        bench("semhitok", "nets", "{semhitok_set}/s{seed}")
+        bench("semhitok", "train_nets", "{semhitok_set}/s{seed}")
     threads: 1
     resources:
-        **measured("semhitok_nets"),
+        **measured("semhitok_train_nets"),
     shell:
-        step("papers.semhitok.nets",
+        step("papers.semhitok.train_nets",
              "--data {input.data:q} --seed {wildcards.seed} --out {output.nets:q} --summary {output.summary:q}")
 
 
