@@ -59,7 +59,8 @@ def raw_files(datasets: dict, dataset: str) -> list[str]:
 
 
 def out_path(name: str) -> str:
-    """One of the paper's results: metrics.csv, view_weights.csv, claims.json (the evaluate step's), main_table.csv (the plot step's)."""
+    """One of the paper's results: metrics.csv, view_weights.csv, claims.json (the evaluate step's), main_table.csv
+    (the plot step's)."""
     return f"{OUT}/{name}"
 
 
