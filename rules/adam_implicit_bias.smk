@@ -7,15 +7,14 @@ localrules: adam_implicit_bias, adam_implicit_bias_evaluate, adam_implicit_bias_
 from workflow.papers.adam_implicit_bias import plan as adam_plan
 
 ADAM = PARAMS["adam_implicit_bias"]
-ADAM_OUT = adam_plan.OUT
 ADAM_WILDCARDS = dict(dataset="(?:gr|gauss)[0-9]+", group="|".join(adam_plan.GROUPS))
-FIGURES["adam_implicit_bias"] = ADAM_FIGURES = expand(f"{ADAM_OUT}/figures/{{fig}}.png", fig=["fig1_gr_cosines", "fig3_gauss_fixed_point", "fig6_batch_size"])
+FIGURES["adam_implicit_bias"] = ADAM_FIGURES = adam_plan.figure_paths()
 
 
 rule adam_implicit_bias:
     input:
         "results/adam_implicit_bias/tracking.json",  # claims, figures, and every job logged to MLflow
-        f"{ADAM_OUT}/claims.json",
+        adam_plan.out_path("claims.json"),
         ADAM_FIGURES,
 
 
@@ -24,8 +23,8 @@ rule adam_implicit_bias_data:
         code=code("adam_implicit_bias", "data"),
         params=reads("adam_implicit_bias.data", "adam_implicit_bias.refs"),
     output:
-        data=f"{ADAM_OUT}/data/{{dataset}}.npz",
-        summary=f"{ADAM_OUT}/data/{{dataset}}.json",
+        data=adam_plan.data_path("{dataset}"),
+        summary=adam_plan.data_path("{dataset}", "json"),
     wildcard_constraints:
         **ADAM_WILDCARDS,
     log:
@@ -41,7 +40,7 @@ rule adam_implicit_bias_data:
 
 rule adam_implicit_bias_train:  # one job per (data set, group); its algorithms come from the plan
     input:
-        data=f"{ADAM_OUT}/data/{{dataset}}.npz",
+        data=adam_plan.data_path("{dataset}"),
         code=code("adam_implicit_bias", "train"),
         params=reads("adam_implicit_bias.train", "adam_implicit_bias.algorithms", "adam_implicit_bias.plan"),
     output:
@@ -67,9 +66,9 @@ rule adam_implicit_bias_evaluate:
         code=code("adam_implicit_bias", "evaluate"),
         params=reads("adam_implicit_bias"),  # the plan: which runs exist
     output:
-        curves=f"{ADAM_OUT}/curves.csv",
-        table=f"{ADAM_OUT}/table.csv",
-        claims=f"{ADAM_OUT}/claims.json",
+        curves=adam_plan.out_path("curves.csv"),
+        table=adam_plan.out_path("table.csv"),
+        claims=adam_plan.out_path("claims.json"),
     log:
         **logs("adam_implicit_bias", "evaluate"),
     benchmark:
@@ -84,8 +83,8 @@ rule adam_implicit_bias_evaluate:
 
 rule adam_implicit_bias_plot:
     input:
-        curves=f"{ADAM_OUT}/curves.csv",
-        table=f"{ADAM_OUT}/table.csv",
+        curves=adam_plan.out_path("curves.csv"),
+        table=adam_plan.out_path("table.csv"),
         code=code("adam_implicit_bias", "plot"),
         params=reads(),
     output:

@@ -8,10 +8,8 @@ localrules: aurelius, aurelius_evaluate, aurelius_plot
 from workflow.papers.aurelius import plan as aurelius_plan
 
 AURELIUS = PARAMS["aurelius"]
-AURELIUS_OUT = aurelius_plan.OUT
 check_plan(aurelius_plan, AURELIUS)
-AURELIUS_FIGURES = expand(f"{AURELIUS_OUT}/figures/{{fig}}.png",
-                          fig=["table_mirror", "fig_scaling", "fig_groups", "fig_spectrograms"])
+AURELIUS_FIGURES = aurelius_plan.figure_paths()
 AURELIUS_SOUNDS = aurelius_plan.sound_paths()  # the spectrograms' examples as audio: the report plays them
 FIGURES["aurelius"] = AURELIUS_FIGURES + AURELIUS_SOUNDS
 
@@ -19,7 +17,7 @@ FIGURES["aurelius"] = AURELIUS_FIGURES + AURELIUS_SOUNDS
 rule aurelius:
     input:
         "results/aurelius/tracking.json",  # claims, figures, and every job logged to MLflow
-        f"{AURELIUS_OUT}/claims.json",
+        aurelius_plan.out_path("claims.json"),
         AURELIUS_FIGURES,
         AURELIUS_SOUNDS,
 
@@ -64,26 +62,26 @@ rule aurelius_pairs:
              "--events {input.events:q} --real {input.real:q} --pairs {output.pairs:q} --mels {output.mels:q}")
 
 
-rule aurelius_evaluator:
+rule aurelius_train_evaluator:
     input:
         events=aurelius_plan.events_path(),
         real=aurelius_plan.real_path(),
         pairs=aurelius_plan.pairs_path(),
         mels=aurelius_plan.mels_path(),
-        code=code("aurelius", "evaluator"),
+        code=code("aurelius", "train_evaluator"),
         params=reads("aurelius.evaluator"),
     output:
         model=aurelius_plan.evaluator_path(),
         reference=aurelius_plan.reference_path(),
     log:
-        **logs("aurelius", "evaluator"),
+        **logs("aurelius", "train_evaluator"),
     benchmark:
-        bench("aurelius", "evaluator")
+        bench("aurelius", "train_evaluator")
     threads: 1
     resources:
-        **measured("aurelius_evaluator"),
+        **measured("aurelius_train_evaluator"),
     shell:
-        step("papers.aurelius.evaluator",
+        step("papers.aurelius.train_evaluator",
              "--events {input.events:q} --real {input.real:q} --pairs {input.pairs:q} --mels {input.mels:q} "
              "--model {output.model:q} --reference {output.reference:q}")
 
@@ -147,8 +145,8 @@ rule aurelius_evaluate:
         code=code("aurelius", "evaluate"),
         params=reads("aurelius.plan"),  # the plan: which runs exist
     output:
-        table=f"{AURELIUS_OUT}/scores.csv",
-        claims=f"{AURELIUS_OUT}/claims.json",
+        table=aurelius_plan.out_path("scores.csv"),
+        claims=aurelius_plan.out_path("claims.json"),
     log:
         **logs("aurelius", "evaluate"),
     benchmark:
@@ -164,7 +162,7 @@ rule aurelius_evaluate:
 
 rule aurelius_plot:
     input:
-        table=f"{AURELIUS_OUT}/scores.csv",
+        table=aurelius_plan.out_path("scores.csv"),
         runs=aurelius_plan.run_paths(AURELIUS["plan"]),
         pairs=aurelius_plan.pairs_path(),
         mels=aurelius_plan.mels_path(),

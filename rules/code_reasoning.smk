@@ -6,16 +6,14 @@ localrules: code_reasoning, code_reasoning_evaluate, code_reasoning_plot
 from workflow.papers.code_reasoning import plan as code_reasoning_plan
 
 CODE_REASONING = PARAMS["code_reasoning"]
-CODE_REASONING_OUT = code_reasoning_plan.OUT
 check_plan(code_reasoning_plan, CODE_REASONING)
-FIGURES["code_reasoning"] = CODE_REASONING_FIGURES = expand(f"{CODE_REASONING_OUT}/figures/{{fig}}.png",
-                                                            fig=["fig1_code_vs_prose", "fig_axes"])
+FIGURES["code_reasoning"] = CODE_REASONING_FIGURES = code_reasoning_plan.figure_paths()
 
 
 rule code_reasoning:
     input:
         "results/code_reasoning/tracking.json",  # claims, figures, and every job logged to MLflow
-        f"{CODE_REASONING_OUT}/claims.json",
+        code_reasoning_plan.out_path("claims.json"),
         CODE_REASONING_FIGURES,
 
 
@@ -87,8 +85,8 @@ rule code_reasoning_evaluate:
         code=code("code_reasoning", "evaluate"),
         params=reads("code_reasoning.plan"),  # the plan: which scores exist
     output:
-        table=f"{CODE_REASONING_OUT}/table_accuracy.csv",
-        claims=f"{CODE_REASONING_OUT}/claims.json",
+        table=code_reasoning_plan.out_path("table_accuracy.csv"),
+        claims=code_reasoning_plan.out_path("claims.json"),
     log:
         **logs("code_reasoning", "evaluate"),
     benchmark:
@@ -102,7 +100,7 @@ rule code_reasoning_evaluate:
 
 rule code_reasoning_plot:
     input:
-        table=f"{CODE_REASONING_OUT}/table_accuracy.csv",
+        table=code_reasoning_plan.out_path("table_accuracy.csv"),
         code=code("code_reasoning", "plot"),
         params=reads("code_reasoning.plan"),
     output:

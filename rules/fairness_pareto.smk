@@ -9,8 +9,7 @@ from workflow.papers.fairness_pareto import plan as fp_plan
 FP = PARAMS["fairness_pareto"]
 FP_CELL = fp_plan.cell_files("{dataset}", "{seed}")  # one (data set, seed) cell's files, as wildcard patterns
 FP_WILDCARDS = dict(dataset="|".join(FP["datasets"]), seed="[0-9]+")
-FIGURES["fairness_pareto"] = FP_FIGURES = expand(fp_plan.out_path("figures/{fig}.png"),
-                                                 fig=["frontier_eod", "frontier_dp", "fairness_tradeoff", "table_eod_optimal"])
+FIGURES["fairness_pareto"] = FP_FIGURES = fp_plan.figure_paths()
 
 
 rule fairness_pareto:

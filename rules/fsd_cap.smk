@@ -8,15 +8,13 @@ localrules: fsd_cap, fsd_cap_evaluate, fsd_cap_plot
 from workflow.papers.fsd_cap import plan as fsd_plan
 
 FSD = PARAMS["fsd_cap"]
-FSD_OUT = fsd_plan.OUT
-FIGURES["fsd_cap"] = FSD_FIGURES = expand(f"{FSD_OUT}/figures/{{fig}}.png",
-                                          fig=["table_main", "fig_a_missing_rate", "fig_b_link_auc", "fig_c_gamma"])
+FIGURES["fsd_cap"] = FSD_FIGURES = fsd_plan.figure_paths()
 
 
 rule fsd_cap:
     input:
         "results/fsd_cap/tracking.json",  # claims, figures, and every job logged to MLflow
-        f"{FSD_OUT}/claims.json",
+        fsd_plan.out_path("claims.json"),
         FSD_FIGURES,
 
 
@@ -26,7 +24,7 @@ rule fsd_cap_data:
         code=code("fsd_cap", "data"),
         params=reads("fsd_cap.datasets.{dataset}", "fsd_cap.csbm"),
     output:
-        f"{FSD_OUT}/data/{{dataset}}.npz",
+        fsd_plan.data_path("{dataset}"),
     log:
         **logs("fsd_cap", "data", "{dataset}"),
     benchmark:
@@ -40,12 +38,12 @@ rule fsd_cap_data:
 
 rule fsd_cap_run:
     input:
-        data=f"{FSD_OUT}/data/{{dataset}}.npz",
+        data=fsd_plan.data_path("{dataset}"),
         code=code("fsd_cap", "run"),
         params=reads("fsd_cap.plan.{dataset}", "fsd_cap.tasks.{dataset}", "fsd_cap.split", "fsd_cap.missing",
                      "fsd_cap.impute", "fsd_cap.gnn", "fsd_cap.link", "fsd_cap.sweep"),
     output:
-        f"{FSD_OUT}/runs/{{dataset}}/s{{seed}}.json",
+        fsd_plan.run_path("{dataset}", "{seed}"),
     log:
         **logs("fsd_cap", "run", "{dataset}/s{seed}"),
     benchmark:
@@ -65,9 +63,9 @@ rule fsd_cap_evaluate:
         code=code("fsd_cap", "evaluate"),
         params=reads("fsd_cap.plan", "fsd_cap.missing"),  # the plan: which runs exist
     output:
-        table=f"{FSD_OUT}/metrics.csv",
-        main=f"{FSD_OUT}/main_table.csv",
-        claims=f"{FSD_OUT}/claims.json",
+        table=fsd_plan.out_path("metrics.csv"),
+        main=fsd_plan.out_path("main_table.csv"),
+        claims=fsd_plan.out_path("claims.json"),
     log:
         **logs("fsd_cap", "evaluate"),
     benchmark:
@@ -82,7 +80,7 @@ rule fsd_cap_evaluate:
 
 rule fsd_cap_plot:
     input:
-        table=f"{FSD_OUT}/metrics.csv",
+        table=fsd_plan.out_path("metrics.csv"),
         code=code("fsd_cap", "plot"),
         params=reads("fsd_cap.missing"),
     output:

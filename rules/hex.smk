@@ -6,16 +6,14 @@ localrules: hex, hex_evaluate, hex_plot
 from workflow.papers.hex import plan as hex_plan
 
 HEX = PARAMS["hex"]
-HEX_OUT = hex_plan.OUT
 check_plan(hex_plan, HEX)
-FIGURES["hex"] = HEX_FIGURES = expand(f"{HEX_OUT}/figures/{{fig}}.png",
-                                      fig=["fig1_accuracy", "fig_collapse", "fig_scaling", "fig_experts"])
+FIGURES["hex"] = HEX_FIGURES = hex_plan.figure_paths()
 
 
 rule hex:
     input:
         "results/hex/tracking.json",  # claims, figures, and every job logged to MLflow
-        f"{HEX_OUT}/claims.json",
+        hex_plan.out_path("claims.json"),
         HEX_FIGURES,
 
 
@@ -24,7 +22,7 @@ rule hex_data:
         code=code("hex", "data"),
         params=reads("hex.data"),
     output:
-        f"{HEX_OUT}/data/problems.json",
+        hex_plan.problems_path(),
     log:
         **logs("hex", "data"),
     benchmark:
@@ -38,7 +36,7 @@ rule hex_data:
 
 rule hex_train:
     input:
-        problems=f"{HEX_OUT}/data/problems.json",
+        problems=hex_plan.problems_path(),
         code=code("hex", "train"),
         params=reads("hex.data", "hex.model", "hex.train"),
     output:
@@ -56,7 +54,7 @@ rule hex_train:
 
 rule hex_decode:
     input:
-        problems=f"{HEX_OUT}/data/problems.json",
+        problems=hex_plan.problems_path(),
         model=hex_plan.model_path("{seed}"),
         code=code("hex", "decode"),
         params=reads("hex.model", "hex.decode"),
@@ -82,10 +80,10 @@ rule hex_evaluate:
         code=code("hex", "evaluate"),
         params=reads("hex.decode", "hex.plan"),  # the plan: which decodes exist
     output:
-        main=f"{HEX_OUT}/main_table.csv",
-        table=f"{HEX_OUT}/decoders.csv",
-        scaling=f"{HEX_OUT}/scaling.csv",
-        claims=f"{HEX_OUT}/claims.json",
+        main=hex_plan.out_path("main_table.csv"),
+        table=hex_plan.out_path("decoders.csv"),
+        scaling=hex_plan.out_path("scaling.csv"),
+        claims=hex_plan.out_path("claims.json"),
     log:
         **logs("hex", "evaluate"),
     benchmark:
@@ -100,9 +98,9 @@ rule hex_evaluate:
 
 rule hex_plot:
     input:
-        main=f"{HEX_OUT}/main_table.csv",
-        table=f"{HEX_OUT}/decoders.csv",
-        scaling=f"{HEX_OUT}/scaling.csv",
+        main=hex_plan.out_path("main_table.csv"),
+        table=hex_plan.out_path("decoders.csv"),
+        scaling=hex_plan.out_path("scaling.csv"),
         eos=hex_plan.eos_paths(HEX["plan"]),
         code=code("hex", "plot"),
         params=reads("hex.plan"),

@@ -8,7 +8,7 @@ from workflow.papers.hypergraph_sparsify import plan as hsp_plan
 
 HSP = PARAMS["hypergraph_sparsify"]
 HSP_WILDCARDS = dict(family="[A-Za-z0-9]+")  # a key of hypergraph_sparsify.families
-FIGURES["hypergraph_sparsify"] = HSP_FIGURES = expand(hsp_plan.out_path("figures/{fig}.png"), fig=["figA_space_vs_m", "figB_error_vs_memory", "figC_sliding", "table_methods"])
+FIGURES["hypergraph_sparsify"] = HSP_FIGURES = hsp_plan.figure_paths()
 
 
 rule hypergraph_sparsify:

@@ -8,8 +8,7 @@ from workflow.papers.internspatial import plan as internspatial_plan
 
 INTERNSPATIAL = PARAMS["internspatial"]
 check_plan(internspatial_plan, INTERNSPATIAL)
-FIGURES["internspatial"] = INTERNSPATIAL_FIGURES = expand(internspatial_plan.out_path("figures/{fig}.png"),
-                                                          fig=["table_isb", "table_vsi", "fig_formats", "fig_qa_cards"])
+FIGURES["internspatial"] = INTERNSPATIAL_FIGURES = internspatial_plan.figure_paths()
 
 
 rule internspatial:

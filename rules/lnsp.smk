@@ -8,7 +8,7 @@ from workflow.papers.lnsp import plan as lnsp_plan
 
 LNSP = PARAMS["lnsp"]
 LNSP_WILDCARDS = dict(variant="|".join(lnsp_plan.VARIANTS), lang="[a-z0-9_]+")
-FIGURES["lnsp"] = LNSP_FIGURES = expand(lnsp_plan.out_path("figures/{fig}.png"), fig=["table_main", "dyck_samples"])
+FIGURES["lnsp"] = LNSP_FIGURES = lnsp_plan.figure_paths()
 
 
 rule lnsp:

@@ -8,8 +8,7 @@ from workflow.papers.mppd_tv import plan as mppd_tv_plan
 
 MPPD_TV = PARAMS["mppd_tv"]
 check_plan(mppd_tv_plan, MPPD_TV)
-FIGURES["mppd_tv"] = MPPD_TV_FIGURES = expand(mppd_tv_plan.out_path("figures/{fig}.png"),
-                                              fig=["table_main", "fig_a_robustness", "fig_b_toy"])
+FIGURES["mppd_tv"] = MPPD_TV_FIGURES = mppd_tv_plan.figure_paths()
 
 
 rule mppd_tv:

@@ -6,15 +6,14 @@ localrules: refusion, refusion_evaluate, refusion_plot
 from workflow.papers.refusion import plan as refusion_plan
 
 REFUSION = PARAMS["refusion"]
-REFUSION_OUT = refusion_plan.OUT
 check_plan(refusion_plan, REFUSION)
-FIGURES["refusion"] = REFUSION_FIGURES = expand(f"{REFUSION_OUT}/figures/{{fig}}.png", fig=["fig_speed_accuracy", "table_main"])
+FIGURES["refusion"] = REFUSION_FIGURES = refusion_plan.figure_paths()
 
 
 rule refusion:
     input:
         "results/refusion/tracking.json",  # claims, figures, and every job logged to MLflow
-        f"{REFUSION_OUT}/claims.json",
+        refusion_plan.out_path("claims.json"),
         REFUSION_FIGURES,
 
 
@@ -23,7 +22,7 @@ rule refusion_data:
         code=code("refusion", "data"),
         params=reads("refusion.data"),
     output:
-        f"{REFUSION_OUT}/data/problems.json",
+        refusion_plan.problems_path(),
     log:
         **logs("refusion", "data"),
     benchmark:
@@ -37,7 +36,7 @@ rule refusion_data:
 
 rule refusion_train:
     input:
-        problems=f"{REFUSION_OUT}/data/problems.json",
+        problems=refusion_plan.problems_path(),
         code=code("refusion", "train"),
         params=reads("refusion.data", "refusion.model", "refusion.train"),
     output:
@@ -58,7 +57,7 @@ rule refusion_train:
 
 rule refusion_decode:
     input:
-        problems=f"{REFUSION_OUT}/data/problems.json",
+        problems=refusion_plan.problems_path(),
         models=[refusion_plan.model_path(kind, "{seed}") for kind in refusion_plan.MODELS],  # found by plan.model_path
         code=code("refusion", "decode"),
         params=reads("refusion.model", "refusion.decode"),
@@ -85,8 +84,8 @@ rule refusion_evaluate:
         code=code("refusion", "evaluate"),
         params=reads("refusion.plan"),  # the plan: which decodes exist
     output:
-        table=f"{REFUSION_OUT}/decoders.csv",
-        claims=f"{REFUSION_OUT}/claims.json",
+        table=refusion_plan.out_path("decoders.csv"),
+        claims=refusion_plan.out_path("claims.json"),
     log:
         **logs("refusion", "evaluate"),
     benchmark:
@@ -100,7 +99,7 @@ rule refusion_evaluate:
 
 rule refusion_plot:
     input:
-        table=f"{REFUSION_OUT}/decoders.csv",
+        table=refusion_plan.out_path("decoders.csv"),
         code=code("refusion", "plot"),
         params=reads(),
     output:

@@ -7,16 +7,14 @@ localrules: scsd, scsd_evaluate, scsd_plot
 from workflow.papers.scsd import plan as scsd_plan
 
 SCSD = PARAMS["scsd"]
-SCSD_OUT = scsd_plan.OUT
 SCSD_WILDCARDS = dict(rv="[0-9.]+")  # a missing-view rate
-FIGURES["scsd"] = SCSD_FIGURES = expand(f"{SCSD_OUT}/figures/{{fig}}.png",
-                                        fig=["main_table", "ablations", "ap_vs_missing_views", "view_weights", "label_graphs"])
+FIGURES["scsd"] = SCSD_FIGURES = scsd_plan.figure_paths()
 
 
 rule scsd:
     input:
         "results/scsd/tracking.json",  # claims, figures, and every job logged to MLflow
-        f"{SCSD_OUT}/claims.json",
+        scsd_plan.out_path("claims.json"),
         SCSD_FIGURES,
 
 
@@ -26,7 +24,7 @@ rule scsd_prepare:
         code=code("scsd", "prepare"),
         params=reads("scsd.datasets.{dataset}"),
     output:
-        f"{SCSD_OUT}/data/{{dataset}}.npz",
+        scsd_plan.data_path("{dataset}"),
     log:
         **logs("scsd", "prepare", "{dataset}"),
     benchmark:
@@ -41,7 +39,7 @@ rule scsd_prepare:
 # one job per cell (data set, r_V, fold): every method the plan runs there, each seeded as if alone
 rule scsd_train:
     input:
-        data=f"{SCSD_OUT}/data/{{dataset}}.npz",
+        data=scsd_plan.data_path("{dataset}"),
         code=code("scsd", "train"),
         params=reads("scsd.datasets.{dataset}", "scsd.run"),
         methods=derived("scsd.cell_methods",  # the methods the plan runs in this cell: the step finds them itself
@@ -49,7 +47,7 @@ rule scsd_train:
                                                                  float(wildcards.rv), int(wildcards.seed)),
                         "scsd.plan", "scsd.datasets"),
     output:
-        f"{SCSD_OUT}/runs/{{dataset}}/rv{{rv}}/s{{seed}}.json",
+        scsd_plan.cell_path("{dataset}", "{rv}", "{seed}"),
     wildcard_constraints:
         **SCSD_WILDCARDS,
     log:
@@ -72,9 +70,9 @@ rule scsd_evaluate:
         code=code("scsd", "evaluate"),
         params=reads("scsd.plan", "scsd.datasets"),  # the plan: which cells exist
     output:
-        table=f"{SCSD_OUT}/metrics.csv",
-        weights=f"{SCSD_OUT}/view_weights.csv",
-        claims=f"{SCSD_OUT}/claims.json",
+        table=scsd_plan.out_path("metrics.csv"),
+        weights=scsd_plan.out_path("view_weights.csv"),
+        claims=scsd_plan.out_path("claims.json"),
     log:
         **logs("scsd", "evaluate"),
     benchmark:
@@ -89,13 +87,13 @@ rule scsd_evaluate:
 
 rule scsd_plot:
     input:
-        table=f"{SCSD_OUT}/metrics.csv",
-        weights=f"{SCSD_OUT}/view_weights.csv",
+        table=scsd_plan.out_path("metrics.csv"),
+        weights=scsd_plan.out_path("view_weights.csv"),
         graphs=scsd_plan.graphs_cell(SCSD["plan"], SCSD["datasets"]),
         code=code("scsd", "plot"),
         params=reads("scsd.plan"),
     output:
-        main_table=f"{SCSD_OUT}/main_table.csv",
+        main_table=scsd_plan.out_path("main_table.csv"),
         figures=SCSD_FIGURES,
     log:
         **logs("scsd", "plot"),

@@ -7,17 +7,15 @@ localrules: semhitok, semhitok_evaluate, semhitok_plot
 from workflow.papers.semhitok import plan as semhitok_plan
 
 SEMHITOK = PARAMS["semhitok"]
-SEMHITOK_OUT = semhitok_plan.OUT
 check_plan(semhitok_plan, SEMHITOK)
 SEMHITOK_WILDCARDS = dict(semhitok_set="digits|fashion", semhitok_variant="[a-z]+(?:_[0-9.]+)?")
-FIGURES["semhitok"] = SEMHITOK_FIGURES = expand(f"{SEMHITOK_OUT}/figures/{{fig}}.png",
-                                                fig=["table_main", "fig_a_tradeoff", "fig_b_reconstructions"])
+FIGURES["semhitok"] = SEMHITOK_FIGURES = semhitok_plan.figure_paths()
 
 
 rule semhitok:
     input:
         "results/semhitok/tracking.json",  # claims, figures, and every job logged to MLflow
-        f"{SEMHITOK_OUT}/claims.json",
+        semhitok_plan.out_path("claims.json"),
         SEMHITOK_FIGURES,
 
 
@@ -41,10 +39,10 @@ rule semhitok_data:
         step("papers.semhitok.data", "{wildcards.semhitok_set} --raw {input.raw:q} --out {output:q}")
 
 
-rule semhitok_nets:
+rule semhitok_train_nets:
     input:
         data=semhitok_plan.data_path("{semhitok_set}"),
-        code=code("semhitok", "nets"),
+        code=code("semhitok", "train_nets"),
         params=reads("semhitok.nets", "semhitok.codes", "semhitok.probe"),
     output:
         nets=semhitok_plan.nets_path("{semhitok_set}", "{seed}"),
@@ -52,14 +50,14 @@ rule semhitok_nets:
     wildcard_constraints:
         **SEMHITOK_WILDCARDS,
     log:
-        **logs("semhitok", "nets", "{semhitok_set}/s{seed}"),
+        **logs("semhitok", "train_nets", "{semhitok_set}/s{seed}"),
     benchmark:
-        bench("semhitok", "nets", "{semhitok_set}/s{seed}")
+        bench("semhitok", "train_nets", "{semhitok_set}/s{seed}")
     threads: 1
     resources:
-        **measured("semhitok_nets"),
+        **measured("semhitok_train_nets"),
     shell:
-        step("papers.semhitok.nets",
+        step("papers.semhitok.train_nets",
              "--data {input.data:q} --seed {wildcards.seed} --out {output.nets:q} --summary {output.summary:q}")
 
 
@@ -95,8 +93,8 @@ rule semhitok_evaluate:
         code=code("semhitok", "evaluate"),
         params=reads("semhitok.plan"),  # the plan: which runs exist
     output:
-        table=f"{SEMHITOK_OUT}/table.csv",
-        claims=f"{SEMHITOK_OUT}/claims.json",
+        table=semhitok_plan.out_path("table.csv"),
+        claims=semhitok_plan.out_path("claims.json"),
     log:
         **logs("semhitok", "evaluate"),
     benchmark:

@@ -7,8 +7,7 @@ from workflow.papers.simuhome import plan as simuhome_plan
 
 SIMUHOME = PARAMS["simuhome"]
 check_plan(simuhome_plan, SIMUHOME)
-FIGURES["simuhome"] = SIMUHOME_FIGURES = expand(simuhome_plan.out_path("figures/{fig}.png"),
-                                                fig=["table_success", "fig_dynamics", "fig_tradeoff"])
+FIGURES["simuhome"] = SIMUHOME_FIGURES = simuhome_plan.figure_paths()
 
 
 rule simuhome:

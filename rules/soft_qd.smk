@@ -9,23 +9,21 @@ localrules: soft_qd, soft_qd_evaluate, soft_qd_plot, soft_qd_tune
 from workflow.papers.soft_qd import plan as sqd_plan
 
 SQD = PARAMS["soft_qd"]
-SQD_OUT = sqd_plan.OUT
 SQD_WILDCARDS = dict(sqd_bench="|".join(sqd_plan.BENCHMARKS), sqd_method="squad|cma_mae|cma_maega|map_elites",
                      sqd_m="[0-9]+")
-FIGURES["soft_qd"] = SQD_FIGURES = expand(f"{SQD_OUT}/figures/{{fig}}.png",
-                                          fig=["fig_a_scalability", "fig_b_sigma_sweep", "fig_c_archives_m2", "fig_d_soft_qd_limit", "table_metrics"])
+FIGURES["soft_qd"] = SQD_FIGURES = sqd_plan.figure_paths()
 
 
 rule soft_qd:
     input:
         "results/soft_qd/tracking.json",  # claims, figures, and every job logged to MLflow
-        f"{SQD_OUT}/claims.json",
+        sqd_plan.out_path("claims.json"),
         SQD_FIGURES,
 
 
 rule soft_qd_tune:
     input:
-        f"{SQD_OUT}/tuning/winners.csv",
+        sqd_plan.out_path("tuning/winners.csv"),
 
 
 rule soft_qd_centroids:  # every evaluation archive in one job (a handful of m's; ribs is loaded once)
@@ -97,7 +95,7 @@ rule soft_qd_tune_winners:
         code=code("soft_qd", "tune_winners"),
         params=reads("soft_qd"),  # the grids of the plan, and the values params.yaml uses
     output:
-        f"{SQD_OUT}/tuning/winners.csv",
+        sqd_plan.out_path("tuning/winners.csv"),
     log:
         **logs("soft_qd", "tune_winners"),
     benchmark:
@@ -115,7 +113,7 @@ rule soft_qd_sweep:  # every seed of the sigma sweep in one job (each run is sec
         code=code("soft_qd", "sweep"),
         params=reads("soft_qd.sweep", "soft_qd.squad"),
     output:
-        f"{SQD_OUT}/sweep.csv",
+        sqd_plan.out_path("sweep.csv"),
     log:
         **logs("soft_qd", "sweep"),
     benchmark:
@@ -132,8 +130,8 @@ rule soft_qd_theory:
         code=code("soft_qd", "theory"),
         params=reads("soft_qd.theory"),
     output:
-        trials=f"{SQD_OUT}/theory/trials.csv",
-        limit=f"{SQD_OUT}/theory/limit.csv",
+        trials=sqd_plan.out_path("theory/trials.csv"),
+        limit=sqd_plan.out_path("theory/limit.csv"),
     log:
         **logs("soft_qd", "theory"),
     benchmark:
@@ -149,16 +147,16 @@ rule soft_qd_evaluate:
     input:
         runs=sqd_plan.job_paths(SQD),
         centroids=[sqd_plan.archive_path(m) for m in sqd_plan.run_ms(SQD)],
-        sweep=f"{SQD_OUT}/sweep.csv",
-        trials=f"{SQD_OUT}/theory/trials.csv",
-        limit=f"{SQD_OUT}/theory/limit.csv",
+        sweep=sqd_plan.out_path("sweep.csv"),
+        trials=sqd_plan.out_path("theory/trials.csv"),
+        limit=sqd_plan.out_path("theory/limit.csv"),
         claims="workflow/papers/soft_qd/claims.yaml",
         code=code("soft_qd", "evaluate"),
         params=reads(*[f"soft_qd.{name}" for name in sqd_plan.RUN_SECTIONS], "soft_qd.evaluation.vendi_max_n"),
     output:
-        metrics=f"{SQD_OUT}/metrics.csv",
-        summary=f"{SQD_OUT}/summary.csv",
-        claims=f"{SQD_OUT}/claims.json",
+        metrics=sqd_plan.out_path("metrics.csv"),
+        summary=sqd_plan.out_path("summary.csv"),
+        claims=sqd_plan.out_path("claims.json"),
     log:
         **logs("soft_qd", "evaluate"),
     benchmark:
@@ -174,10 +172,10 @@ rule soft_qd_evaluate:
 
 rule soft_qd_plot:
     input:
-        metrics=f"{SQD_OUT}/metrics.csv",
-        summary=f"{SQD_OUT}/summary.csv",
-        sweep=f"{SQD_OUT}/sweep.csv",
-        limit=f"{SQD_OUT}/theory/limit.csv",
+        metrics=sqd_plan.out_path("metrics.csv"),
+        summary=sqd_plan.out_path("summary.csv"),
+        sweep=sqd_plan.out_path("sweep.csv"),
+        limit=sqd_plan.out_path("theory/limit.csv"),
         archives=sqd_plan.heatmap_path(SQD),
         centroids=sqd_plan.archive_path(SQD["heatmap"]["m"]),
         code=code("soft_qd", "plot"),

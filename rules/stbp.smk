@@ -7,7 +7,7 @@ from workflow.papers.stbp import plan as stbp_plan
 
 STBP_PLAN = PARAMS["stbp"]["plan"]
 STBP_WILDCARDS = dict(stbp_method="[a-z_]+")
-FIGURES["stbp"] = STBP_FIGURES = expand(stbp_plan.out_path("figures/{fig}.png"), fig=["table_main", "fig_a_mae_per_year", "fig_b_cost", "fig_c_nodes"])
+FIGURES["stbp"] = STBP_FIGURES = stbp_plan.figure_paths()
 
 
 rule stbp:

@@ -7,8 +7,7 @@ from workflow.papers.tp_spikformer import plan as tp_plan
 
 TP = PARAMS["tp_spikformer"]
 check_plan(tp_plan, TP)
-FIGURES["tp_spikformer"] = TP_FIGURES = expand(tp_plan.out_path("figures/{fig}.png"),
-                                               fig=["table_main", "fig_a_accuracy_vs_budget", "fig_b_accuracy_vs_sops"])
+FIGURES["tp_spikformer"] = TP_FIGURES = tp_plan.figure_paths()
 
 
 rule tp_spikformer:

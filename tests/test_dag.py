@@ -21,8 +21,8 @@ TORCH_STEPS = {
     "workflow.papers.stbp.train", "workflow.papers.mppd_tv.train", "workflow.papers.tp_spikformer.train_base",
     "workflow.papers.tp_spikformer.prune", "workflow.papers.hex.train", "workflow.papers.hex.decode",
     "workflow.papers.refusion.train", "workflow.papers.refusion.decode", "workflow.papers.code_reasoning.base",
-    "workflow.papers.code_reasoning.sft", "workflow.papers.semhitok.nets", "workflow.papers.semhitok.tokenizer",
-    "workflow.papers.internspatial.train", "workflow.papers.aurelius.evaluator", "workflow.papers.aurelius.train",
+    "workflow.papers.code_reasoning.sft", "workflow.papers.semhitok.train_nets", "workflow.papers.semhitok.tokenizer",
+    "workflow.papers.internspatial.train", "workflow.papers.aurelius.train_evaluator", "workflow.papers.aurelius.train",
     "workflow.papers.aurelius.evaluate",
 }
 

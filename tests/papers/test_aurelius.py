@@ -157,7 +157,7 @@ def test_a_rendered_pair_is_the_sum_of_its_parts():
 
 
 def test_relation_shaped_training_mixtures_label_each_overlapped_event():
-    from workflow.papers.aurelius import evaluator as V2
+    from workflow.papers.aurelius import train_evaluator as V2
 
     real = {f"r{i}": tone(2.0 + i / 2, 300.0 * (i + 1)) for i in range(5)}
     classes = [{"kind": "real", "name": k} for k in real]

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 import torch
 
-from workflow.papers.cosa import methods as M
+from workflow.papers.cosa import datasets as M
 from workflow.papers.cosa import models as Base
 from workflow.papers.cosa import stream as S
 from workflow.lib.training import state_hash

@@ -17,6 +17,7 @@ OUT = "results/adam_implicit_bias"
 # Every batch-sweep data set also runs these, so that each batch size has its b = 1 and full-batch ends (C5).
 SWEEP_ENDS = ["inc_adam", "det_adam", "inc_signum", "det_signum", "inc_gd", "det_gd"]
 GROUPS = ("family", "sweep", "placebo")
+FIGURES = ("fig1_gr_cosines", "fig3_gauss_fixed_point", "fig6_batch_size")
 
 
 def family_and_index(dataset: str) -> tuple[str, int]:
@@ -61,6 +62,11 @@ def train_jobs(p: dict) -> list[tuple[str, str]]:
     return [(ds, group) for ds, group in jobs if algorithms(p["plan"], family_and_index(ds)[0], group)]
 
 
+def data_path(dataset: str, ext: str = "npz") -> str:
+    """A data set (.npz) or its summary (.json)."""
+    return f"{OUT}/data/{dataset}.{ext}"
+
+
 def train_path(dataset: str, group: str) -> str:
     return f"{OUT}/train/{dataset}/{group}.npz"
 
@@ -79,3 +85,12 @@ def run_files(p: dict) -> dict[tuple[str, str], str]:
 def runs(p: dict) -> list[tuple[str, str]]:
     """(data set, algorithm) pairs: GR and Gauss families, plus the batch sweep on the first GR sets."""
     return list(run_files(p))
+
+
+def out_path(name: str) -> str:
+    """One of the paper's results: curves.csv, table.csv, claims.json (the evaluate step's)."""
+    return f"{OUT}/{name}"
+
+
+def figure_paths() -> list[str]:
+    return [f"{OUT}/figures/{fig}.png" for fig in FIGURES]

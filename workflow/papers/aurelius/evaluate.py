@@ -1,7 +1,7 @@
 """Every run's generated test audio scored by the evaluator (MSR components per pair, FAD-mini against the reference
 test audio), the per-relation components of all runs in one table, each claim's metric measured per seed, for the
 runs, for the negative controls, for the A/A nulls in their place and for the placebo, and claims.yaml judged. The reference audio
-(scored once by the evaluator step) is a run like the others, the same for every seed. The runs are found through
+(scored once by the train_evaluator step) is a run like the others, the same for every seed. The runs are found through
 the plan."""
 from __future__ import annotations
 

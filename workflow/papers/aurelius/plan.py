@@ -15,6 +15,7 @@ CLAIMED = ("zs", "ft_1", "ft_2", "ft_3", "fs_1", "fs_2", "fs_3")
 CONTROLS = ("zs_scrambled", "ft_shuffled_3", "ft_scrambled_1", "ft_scrambled_3")
 EXAMPLES = 4  # test pairs whose generated log-mel a run keeps, for the spectrogram figure and the audio players
 LISTEN = ("reference", "zs", "ft_3")  # whose examples the report plays (seed 0)
+FIGURES = ("table_mirror", "fig_scaling", "fig_groups", "fig_spectrograms")
 
 
 def parse(run: str) -> tuple[str, int]:
@@ -92,6 +93,15 @@ def check(p: dict) -> None:
     if t["d"] % t["heads"]:
         raise ParamsError(f"aurelius.train.d = {t['d']} is not a multiple of heads = {t['heads']}. Fix: e.g. d: 48 "
                           "with heads: 4.")
+
+
+def out_path(name: str) -> str:
+    """One of the paper's results: scores.csv, claims.json (the evaluate step's)."""
+    return f"{OUT}/{name}"
+
+
+def figure_paths() -> list[str]:
+    return [f"{OUT}/figures/{fig}.png" for fig in FIGURES]
 
 
 def sound_paths() -> list[str]:

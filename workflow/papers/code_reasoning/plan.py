@@ -15,6 +15,7 @@ from __future__ import annotations
 
 OUT = "results/code_reasoning"
 ZEROSHOT = "zeroshot"
+FIGURES = ("fig1_code_vs_prose", "fig_axes")
 
 
 def sets_path() -> str:
@@ -31,6 +32,15 @@ def scores_path(variant: str, seed) -> str:
 
 def all_scores(plan: dict) -> list[str]:
     return [scores_path(v, s) for v in [ZEROSHOT, *plan["variants"]] for s in plan["seeds"]]
+
+
+def out_path(name: str) -> str:
+    """One of the paper's results: table_accuracy.csv, claims.json (the evaluate step's)."""
+    return f"{OUT}/{name}"
+
+
+def figure_paths() -> list[str]:
+    return [f"{OUT}/figures/{fig}.png" for fig in FIGURES]
 
 
 NEEDED = {  # variant -> the claims that read it (a plan without it cannot judge them)

@@ -7,7 +7,7 @@ command line grows with the number of cells. A seed is one unit of the pipeline:
 from __future__ import annotations
 
 OUT = "results/cosa"
-GENERATORS = ("ett_like", "ett_like_mixed")  # sources made by methods.ett_like (no catalog file)
+GENERATORS = ("ett_like", "ett_like_mixed")  # sources made by datasets.ett_like (no catalog file)
 
 
 def cells(datasets: dict) -> list[tuple[str, str, int, int]]:

@@ -9,7 +9,7 @@ import pandas as pd
 from workflow.core.io import write_npz
 from workflow.core.step import Step
 
-from . import methods
+from . import datasets
 
 
 def from_raw(source: str, path: Path) -> tuple[np.ndarray, list[str]]:
@@ -29,14 +29,14 @@ def from_raw(source: str, path: Path) -> tuple[np.ndarray, list[str]]:
 def build(source: str, raw: Path | None, length: int, split_fracs, seed: int, n_steps: int) -> dict:
     if source in ("ett_like", "ett_like_mixed"):
         shift = "mixed" if source == "ett_like_mixed" else "level"
-        series = methods.ett_like(seed, n_steps, shift=shift, fractions=tuple(split_fracs))
+        series = datasets.ett_like(seed, n_steps, shift=shift, fractions=tuple(split_fracs))
         names = [f"load{i}" for i in range(series.shape[1] - 1)] + ["oil_temperature"]
     else:
         series, names = from_raw(source, raw)
     if length:
         series = series[-length:]
-    split = methods.chrono_split(len(series), tuple(split_fracs))
-    z, stats = methods.zscore(series, split["train"])
+    split = datasets.chrono_split(len(series), tuple(split_fracs))
+    z, stats = datasets.zscore(series, split["train"])
     return {"series": z.astype(np.float64), "raw": series.astype(np.float64), "channels": np.array(names),
             **{f"split_{k}": np.array(v) for k, v in split.items()},
             **{f"stat_{k}": np.asarray(v) for k, v in stats.items()}}

@@ -6,7 +6,7 @@ from pathlib import Path
 from workflow.core.io import read_npz, save_state, write_json
 from workflow.core.step import Step, seed_everything
 
-from . import methods, models
+from . import datasets, models
 
 
 def main(argv=None):
@@ -22,7 +22,7 @@ def main(argv=None):
     data = read_npz(args.data)
     series = data["series"]
     model = models.make_base(args.base, p["lookback"], args.horizon, series.shape[1], seed=args.seed)
-    history = models.train_base(model, series, methods.split_of(data), p["lookback"], args.horizon, epochs=p["epochs"],
+    history = models.train_base(model, series, datasets.split_of(data), p["lookback"], args.horizon, epochs=p["epochs"],
                                 lr=p["lr"], batch_size=p["batch_size"], patience=p["patience"], seed=args.seed,
                                 progress=lambda e, tr, va: step.log(f"epoch {e}: train MSE {tr:.4f}  val MSE {va:.4f}"))
     meta = {"kind": args.base, "lookback": p["lookback"], "horizon": args.horizon, "channels": int(series.shape[1])}

@@ -15,7 +15,7 @@ from workflow.core.io import read_npz, write_json, write_npz
 from workflow.core.step import Step
 from workflow.lib.training import state_hash
 
-from . import methods, models, stream
+from . import datasets, models, stream
 
 TUNED = {"cosa": "cosa", "tafas_lite": "tafas_lite", "cosa_no_ctx": "cosa", "cosa_no_gate": "cosa",
          "cosa_no_pogt": "cosa", "cosa_no_calr": "cosa", "cosa_stale_gt": "cosa",
@@ -80,7 +80,7 @@ def main(argv=None):
     args, p = step.start(argv)
     data = read_npz(args.data)
     base = models.load_base(args.base)
-    summary, traces = evaluate_cell(base, data["series"], methods.split_of(data), p["lookback"], args.horizon, p,
+    summary, traces = evaluate_cell(base, data["series"], datasets.split_of(data), p["lookback"], args.horizon, p,
                                     seed=args.seed, log=step.log)
     write_npz(args.traces, **traces)
     write_json(args.out, summary)

@@ -7,6 +7,7 @@ grows with the number of cells.
 from __future__ import annotations
 
 OUT = "results/fairness_pareto"
+FIGURES = ("frontier_eod", "frontier_dp", "fairness_tradeoff", "table_eod_optimal")
 
 
 def cells(plan: dict) -> list[tuple[str, int]]:
@@ -36,5 +37,9 @@ def raw_files(source: str) -> list[str]:
 
 def out_path(name: str) -> str:
     """A file of this paper by its place under the paper's results folder (the rule file asks here for every path
-    it does not build from a job's values above: tables, claims, figures, per-wildcard outputs)."""
+    it does not build from a job's values above: tables, claims, per-wildcard outputs; the figures: figure_paths)."""
     return f"{OUT}/{name}"
+
+
+def figure_paths() -> list[str]:
+    return [f"{OUT}/figures/{fig}.png" for fig in FIGURES]

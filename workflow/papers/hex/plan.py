@@ -14,6 +14,11 @@ from __future__ import annotations
 
 OUT = "results/hex"
 ARMS = ("paper", "small")
+FIGURES = ("fig1_accuracy", "fig_collapse", "fig_scaling", "fig_experts")
+
+
+def problems_path() -> str:
+    return f"{OUT}/data/problems.json"
 
 
 def model_path(seed: int) -> str:
@@ -34,6 +39,15 @@ def eos_path(seed: int) -> str:
 
 def eos_paths(plan: dict) -> list[str]:
     return [eos_path(s) for s in plan["seeds"]]
+
+
+def out_path(name: str) -> str:
+    """One of the paper's results: main_table.csv, decoders.csv, scaling.csv, claims.json (the evaluate step's)."""
+    return f"{OUT}/{name}"
+
+
+def figure_paths() -> list[str]:
+    return [f"{OUT}/figures/{fig}.png" for fig in FIGURES]
 
 
 def arm_paths(arm: dict, name: str) -> list[tuple[str, int, int]]:

@@ -6,6 +6,7 @@ command line grows with the number of (family, seed) jobs.
 from __future__ import annotations
 
 OUT = "results/hypergraph_sparsify"
+FIGURES = ("figA_space_vs_m", "figB_error_vs_memory", "figC_sliding", "table_methods")
 
 
 def jobs(p: dict) -> list[tuple[str, int]]:
@@ -35,5 +36,9 @@ def sliding_memory(p: dict) -> list[str]:
 
 def out_path(name: str) -> str:
     """A file of this paper by its place under the paper's results folder (the rule file asks here for every path
-    it does not build from a job's values above: tables, claims, figures, per-wildcard outputs)."""
+    it does not build from a job's values above: tables, claims, per-wildcard outputs; the figures: figure_paths)."""
     return f"{OUT}/{name}"
+
+
+def figure_paths() -> list[str]:
+    return [f"{OUT}/figures/{fig}.png" for fig in FIGURES]

@@ -7,6 +7,7 @@ find the same files through these functions.
 from __future__ import annotations
 
 OUT = "results/internspatial"
+FIGURES = ("table_isb", "table_vsi", "fig_formats", "fig_qa_cards")
 REGIMES = ("m0", "m1", "m2")  # the paper's base, spatial-raw and spatial models (methods.REGIMES adds the controls)
 CONTROLS = ("m2_shuffled", "m2_wrongcue", "m2_nogeneral", "m2_shuffledgeneral")  # the last: the placebo of K4
 
@@ -47,5 +48,9 @@ def check(p: dict) -> None:
 
 def out_path(name: str) -> str:
     """A file of this paper by its place under the paper's results folder (the rule file asks here for every path
-    it does not build from a job's values above: tables, claims, figures, per-wildcard outputs)."""
+    it does not build from a job's values above: tables, claims, per-wildcard outputs; the figures: figure_paths)."""
     return f"{OUT}/{name}"
+
+
+def figure_paths() -> list[str]:
+    return [f"{OUT}/figures/{fig}.png" for fig in FIGURES]

@@ -8,6 +8,7 @@ from __future__ import annotations
 GATE = 0.999  # spec C2/C3: a teacher counts when its held-out NSP string accuracy is >= 99.9 % (extract, evaluate)
 
 OUT = "results/lnsp"
+FIGURES = ("table_main", "dyck_samples")
 VARIANTS = {"full": "teachers", "weak": "weak_teachers"}  # teacher variant -> the params key listing its languages
 
 
@@ -59,5 +60,9 @@ def extract_inputs(p: dict, seed) -> list[str]:
 
 def out_path(name: str) -> str:
     """A file of this paper by its place under the paper's results folder (the rule file asks here for every path
-    it does not build from a job's values above: tables, claims, figures, per-wildcard outputs)."""
+    it does not build from a job's values above: tables, claims, per-wildcard outputs; the figures: figure_paths)."""
     return f"{OUT}/{name}"
+
+
+def figure_paths() -> list[str]:
+    return [f"{OUT}/figures/{fig}.png" for fig in FIGURES]

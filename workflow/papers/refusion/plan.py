@@ -18,6 +18,11 @@ from __future__ import annotations
 
 OUT = "results/refusion"
 MODELS = ("arm", "mdm", "refusion")
+FIGURES = ("fig_speed_accuracy", "table_main")
+
+
+def problems_path() -> str:
+    return f"{OUT}/data/problems.json"
 
 
 def model_path(kind: str, seed: int) -> str:
@@ -38,6 +43,15 @@ def decodes_paths(p: dict) -> list[str]:
 
 def speed_paths(p: dict) -> list[str]:
     return [speed_path(s) for s in p["seeds"]]
+
+
+def out_path(name: str) -> str:
+    """One of the paper's results: decoders.csv, claims.json (the evaluate step's)."""
+    return f"{OUT}/{name}"
+
+
+def figure_paths() -> list[str]:
+    return [f"{OUT}/figures/{fig}.png" for fig in FIGURES]
 
 
 def setting_name(tau_slot: float, tau_tok: float) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from workflow.lib import mfeat
 
 OUT = "results/scsd"
+FIGURES = ("main_table", "ablations", "ap_vs_missing_views", "view_weights", "label_graphs")
 
 
 def cells(plan: dict, datasets: dict) -> dict[tuple[str, float, int], list[str]]:
@@ -28,6 +29,11 @@ def cells(plan: dict, datasets: dict) -> dict[tuple[str, float, int], list[str]]
 
 def cell_methods(plan: dict, datasets: dict, dataset: str, rv: float, seed: int) -> list[str]:
     return cells(plan, datasets)[(dataset, rv, seed)]
+
+
+def data_path(dataset: str) -> str:
+    """A data set's views, labels and folds."""
+    return f"{OUT}/data/{dataset}.npz"
 
 
 def cell_path(dataset: str, rv: float, seed: int) -> str:
@@ -50,3 +56,13 @@ def raw_files(datasets: dict, dataset: str) -> list[str]:
     if source == "mfeat":
         return [str(mfeat.raw_path(v)) for v in mfeat.VIEWS]
     return [] if source == "synth" else [f"data/raw/{source}.csv"]
+
+
+def out_path(name: str) -> str:
+    """One of the paper's results: metrics.csv, view_weights.csv, claims.json (the evaluate step's), main_table.csv
+    (the plot step's)."""
+    return f"{OUT}/{name}"
+
+
+def figure_paths() -> list[str]:
+    return [f"{OUT}/figures/{fig}.png" for fig in FIGURES]

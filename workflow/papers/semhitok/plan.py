@@ -8,6 +8,7 @@ from __future__ import annotations
 from workflow.lib.images import fashion_paths
 
 OUT = "results/semhitok"
+FIGURES = ("table_main", "fig_a_tradeoff", "fig_b_reconstructions")
 KINDS = ("sghc", "flat", "pixel", "semonly", "joint", "random", "coupled")  # methods.KINDS (not imported: no torch here)
 
 
@@ -59,6 +60,15 @@ def run_paths(plan: dict) -> list[str]:
 
 def summaries(plan: dict) -> list[str]:
     return [nets_summary(*job) for job in nets_jobs(plan)]
+
+
+def out_path(name: str) -> str:
+    """One of the paper's results: table.csv, claims.json (the evaluate step's)."""
+    return f"{OUT}/{name}"
+
+
+def figure_paths() -> list[str]:
+    return [f"{OUT}/figures/{fig}.png" for fig in FIGURES]
 
 
 def raw_files(dataset: str) -> list[str]:

@@ -12,6 +12,7 @@ Agent configurations (name -> agent, slip probability, scheduler):
 from __future__ import annotations
 
 OUT = "results/simuhome"
+FIGURES = ("table_success", "fig_dynamics", "fig_tradeoff")
 
 
 def agent_configs(agents: dict) -> dict[str, tuple[str, float, bool]]:
@@ -64,5 +65,9 @@ def check(p: dict) -> None:
 
 def out_path(name: str) -> str:
     """A file of this paper by its place under the paper's results folder (the rule file asks here for every path
-    it does not build from a job's values above: tables, claims, figures, per-wildcard outputs)."""
+    it does not build from a job's values above: tables, claims, per-wildcard outputs; the figures: figure_paths)."""
     return f"{OUT}/{name}"
+
+
+def figure_paths() -> list[str]:
+    return [f"{OUT}/figures/{fig}.png" for fig in FIGURES]

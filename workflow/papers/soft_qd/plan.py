@@ -17,6 +17,7 @@ SQUAD_VARIANTS = ("squad", CONTROL, PLACEBO)  # the runs with SQUAD's knobs
 HEATMAP_BENCHMARK = "rastrigin"  # Fig. C's archives: every method on LP-Rastrigin at heatmap.m, heatmap.seed
 # The sections of `soft_qd` that decide which runs exist (what the evaluate rule reads, besides its own knob).
 RUN_SECTIONS = ("benchmarks", "methods", "seeds", "control", "heatmap")
+FIGURES = ("fig_a_scalability", "fig_b_sigma_sweep", "fig_c_archives_m2", "fig_d_soft_qd_limit", "table_metrics")
 
 
 def per_m(value, m: int):
@@ -91,6 +92,17 @@ def tuning_path(method: str, m: int) -> str:
 
 def tuning_paths(p: dict) -> list[str]:
     return [tuning_path(*grid) for grid in tuning_grids(p)]
+
+
+def out_path(name: str) -> str:
+    """One of the paper's results: sweep.csv (the sweep step's), theory/trials.csv and theory/limit.csv (the theory
+    step's), metrics.csv, summary.csv, claims.json (the evaluate step's), tuning/winners.csv (the tune_winners
+    step's)."""
+    return f"{OUT}/{name}"
+
+
+def figure_paths() -> list[str]:
+    return [f"{OUT}/figures/{fig}.png" for fig in FIGURES]
 
 
 def run_section(values: dict) -> dict:

@@ -7,6 +7,7 @@ of one data set.
 from __future__ import annotations
 
 OUT = "results/stbp"
+FIGURES = ("table_main", "fig_a_mae_per_year", "fig_b_cost", "fig_c_nodes")
 GROUPS = ("main", "ablations")  # the claims' methods, and the ablations (info)
 
 
@@ -32,5 +33,9 @@ def raw_files(dataset: str) -> list[str]:
 
 def out_path(name: str) -> str:
     """A file of this paper by its place under the paper's results folder (the rule file asks here for every path
-    it does not build from a job's values above: tables, claims, figures, per-wildcard outputs)."""
+    it does not build from a job's values above: tables, claims, per-wildcard outputs; the figures: figure_paths)."""
     return f"{OUT}/{name}"
+
+
+def figure_paths() -> list[str]:
+    return [f"{OUT}/figures/{fig}.png" for fig in FIGURES]

@@ -8,6 +8,7 @@ from __future__ import annotations
 from workflow.lib.images import fashion_paths
 
 OUT = "results/tp_spikformer"
+FIGURES = ("table_main", "fig_a_accuracy_vs_budget", "fig_b_accuracy_vs_sops")
 
 
 def base_path(seed: int) -> str:
@@ -50,5 +51,9 @@ def check(p: dict) -> None:
 
 def out_path(name: str) -> str:
     """A file of this paper by its place under the paper's results folder (the rule file asks here for every path
-    it does not build from a job's values above: tables, claims, figures, per-wildcard outputs)."""
+    it does not build from a job's values above: tables, claims, per-wildcard outputs; the figures: figure_paths)."""
     return f"{OUT}/{name}"
+
+
+def figure_paths() -> list[str]:
+    return [f"{OUT}/figures/{fig}.png" for fig in FIGURES]

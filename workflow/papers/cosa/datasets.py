@@ -1,16 +1,14 @@
-"""Core algorithms for the ``cosa`` reproduction (COSA, Im & Kwon, ICLR 2026): its data (numpy only).
+"""The data sets of the ``cosa`` reproduction (COSA, Im & Kwon, ICLR 2026), numpy only (the prepare step imports
+it without torch): ``ett_like`` (ETTh1-like 7-channel hourly generator with a distribution shift in the test
+segment), ``chrono_split`` (60/20/20), ``zscore`` (train statistics), ``split_of`` (a prepared data file's split).
 
 "COSA: Context-aware Output-Space Adapter for Test-Time Adaptation in Time Series Forecasting";
 official code github.com/bigbases/COSA_ICLR2026 (built on TAFAS, github.com/kimanki/TAFAS). The paper's
-modules follow the miniature design of ``shared/papers/cosa.md`` section 5.3:
-
-* data (this module, no torch: the prepare step imports it): ``ett_like`` (ETTh1-like 7-channel hourly
-  generator with a distribution shift in the test segment), ``chrono_split`` (60/20/20), ``zscore`` (train
-  statistics), ``split_of`` (a prepared data file's split);
-* base forecasters (``models.py``, torch): ``make_base`` ("dlinear", "mlp" = MLP + RevIN), ``train_base``,
-  ``load_base``;
-* test-time adaptation (``stream.py``, torch): ``paas_period``, ``run_stream`` (leakage-free TAFAS/COSA stream
-  for every entry of ``METHODS``), ``select_hparams`` (validation-stream grid search).
+library modules follow the miniature design of ``shared/papers/cosa.md`` section 5.3: the data (this module), the
+base forecasters (``models.py``, torch: ``make_base`` ("dlinear", "mlp" = MLP + RevIN), ``train_base``,
+``load_base``) and the method, test-time adaptation (``stream.py``, torch: ``paas_period``, ``run_stream``, the
+leakage-free TAFAS/COSA stream for every entry of ``METHODS``, and ``select_hparams``, the validation-stream grid
+search).
 
 Pure functions, no file I/O, no printing; deterministic given the seeds.
 """

@@ -112,7 +112,7 @@ def frame_map(model: M.Detector, mels, labels, mean, std) -> float:
 
 
 def main(argv=None):
-    step = Step("aurelius", "evaluator", __doc__)
+    step = Step("aurelius", "train_evaluator", __doc__)
     for name in ("events", "real", "pairs", "mels", "model", "reference"):
         step.parser.add_argument(f"--{name}", type=Path, required=True)
     args, p = step.start(argv)

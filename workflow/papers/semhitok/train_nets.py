@@ -16,7 +16,7 @@ from . import world
 
 
 def main(argv=None):
-    step = Step("semhitok", "nets", __doc__)
+    step = Step("semhitok", "train_nets", __doc__)
     step.parser.add_argument("--data", type=Path, required=True)
     step.parser.add_argument("--seed", type=int, required=True)
     step.parser.add_argument("--out", type=Path, required=True)
