@@ -24,6 +24,12 @@ def test_every_python_rendering_runs_to_the_reference_answer(programs):
     assert len({W.run(p) for p in programs}) == 10  # every digit occurs
 
 
+def test_programs_have_the_asked_number_of_statements():
+    rng = np.random.default_rng(2)
+    assert {len(W.draw_program(rng, (2, 3))["stmts"]) for _ in range(200)} == {2, 3}
+    assert {len(W.draw_program(rng, (3, 3))["stmts"]) for _ in range(50)} == {3}
+
+
 def test_variables_are_written_before_they_are_read(programs):
     for p in programs:
         written = set()
@@ -65,12 +71,18 @@ def test_misleading_comments_change_numbers_or_directions():
 
 
 def test_sets_are_disjoint_and_fit_the_context():
-    data = S.build({"data_seed": 3, "test_items": 40, "priming_items": 30, "train_programs": 60})
+    data = S.build({"data_seed": 3, "statements": [3, 4], "test_items": 40, "priming_items": 30,
+                    "train_programs": 60, "val_items": 25, "val_seed": 4})
     train = {W.key(p) for p in data["train"]}
     assert len(train) == 60 and all(S.fits(p) for p in data["train"])
     test_prompts = {q for task in S.TASKS for q, _ in data["test"][task]}
     assert not test_prompts & {q for q, _ in data["priming"]}
     assert not {W.math_item(p) for p in data["train"]} & test_prompts
+    # the validation split: the gate's tasks only, its programs in no other set
+    val_prompts = {q for task in S.GATED for q, _ in data["validation"][task]}
+    assert sorted(data["validation"]) == sorted(S.GATED) and all(len(v) == 25 for v in data["validation"].values())
+    assert not val_prompts & (test_prompts | {q for q, _ in data["priming"]} | {W.code_item(p) for p in data["train"]}
+                              | {W.math_item(p) for p in data["train"]})
     assert len(data["priming"]) == 90 and all(len(v) == 40 for v in data["test"].values())
     rho = S.density(data["train"])
     assert rho["py"] == 1.0 and rho["compressed"] < 0.5 < rho["py_nows"] < 1 < rho["py_varren"]
@@ -100,12 +112,14 @@ def test_the_metrics_and_controls_on_hand_made_scores():
 
 
 def test_plan_check_names_an_unknown_variant_and_a_bad_head_size():
-    good = {"plan": {"variants": ["py", "nl"]}, "model": {"d": 48, "heads": 4}}
+    good = {"plan": {"variants": ["py", "nl"]}, "model": {"d": 48, "heads": 4}, "data": {"statements": [2, 3]}}
     plan.check(good)
     with pytest.raises(ParamsError, match="unknown \\['java'\\]"):
         plan.check(good | {"plan": {"variants": ["py", "java"]}})
     with pytest.raises(ParamsError, match="rotary"):
         plan.check(good | {"model": {"d": 36, "heads": 4}})
+    with pytest.raises(ParamsError, match="fewest, most"):
+        plan.check(good | {"data": {"statements": [4, 3]}})
 
 
 def test_the_aa_nulls_put_another_seeds_comparator_in_place():

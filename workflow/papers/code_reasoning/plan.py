@@ -16,6 +16,7 @@ from __future__ import annotations
 OUT = "results/code_reasoning"
 ZEROSHOT = "zeroshot"
 FIGURES = ("fig1_code_vs_prose", "fig_axes")
+GATED = "py"  # the gate K0's model: its finetune is also scored on the validation split (the calibration's metric)
 
 
 def sets_path() -> str:
@@ -60,6 +61,9 @@ def check(p: dict) -> None:
     if unknown:
         raise ParamsError(f"code_reasoning.plan.variants: unknown {unknown}; known: {list(world.VARIANTS)}. "
                           "Fix: remove them.")
+    low, high = p["data"]["statements"]
+    if low > high:
+        raise ParamsError(f"code_reasoning.data.statements: [{low}, {high}] is [fewest, most]. Fix: swap them.")
     if p["model"]["d"] % p["model"]["heads"] or (p["model"]["d"] // p["model"]["heads"]) % 2:
         raise ParamsError(f"code_reasoning.model: d {p['model']['d']} / heads {p['model']['heads']} must be an even "
                           "integer (rotary embeddings). Fix: change d or heads.")

@@ -7,6 +7,7 @@ import numpy as np
 from . import world as W
 
 TASKS = ("math", "code", "nl")
+GATED = ("math", "code")  # the gate K0's tasks: the validation split has only these
 RENDERED = tuple(v for v in W.VARIANTS if v not in W.NEEDS_OTHER)
 
 
@@ -19,11 +20,12 @@ def fits(p: dict) -> bool:
             and max(len(W.render(p, v, rng, p)) for v in W.VARIANTS) <= W.RESPONSE_LEN - 8)  # 8: slack for a longer 'other'
 
 
-def programs(rng: np.random.Generator, n: int, taken: set[str]) -> list[dict]:
-    """n distinct programs that fit, none of whose keys is in `taken` (which they are added to)."""
+def programs(rng: np.random.Generator, n: int, taken: set[str], statements: tuple[int, int]) -> list[dict]:
+    """n distinct programs of `statements` (fewest, most) that fit, none of whose keys is in `taken` (which they
+    are added to)."""
     out = []
     while len(out) < n:
-        p = W.draw_program(rng)
+        p = W.draw_program(rng, statements)
         k = W.key(p)
         if k not in taken and fits(p):
             taken.add(k)
@@ -50,14 +52,21 @@ def items(task: str, progs: list[dict], nl: list[tuple[str, str]]) -> list[tuple
 
 
 def build(p: dict) -> dict:
-    """{"train": programs, "priming": [(prompt, answer)], "test": {task: [(prompt, answer)]}}: test programs
-    first, so that a larger finetuning set never changes them."""
+    """{"train": programs, "priming": [(prompt, answer)], "test": {task: [(prompt, answer)]},
+    "validation": {task: [(prompt, answer)]}}: test programs first, so that a larger finetuning set never changes
+    them. The validation programs (math and code, the gate's tasks), on which every calibration pilot is judged
+    and never on test items, come last from their own seed: adding them changed no other set."""
     rng, taken, questions = np.random.default_rng(p["data_seed"]), set(), set()
-    test_programs, test_nl = programs(rng, p["test_items"], taken), nl_items(rng, p["test_items"], questions)
-    prime_programs, prime_nl = programs(rng, p["priming_items"], taken), nl_items(rng, p["priming_items"], questions)
-    train = programs(rng, p["train_programs"], taken)
+    lengths = tuple(p["statements"])
+    test_programs = programs(rng, p["test_items"], taken, lengths)
+    test_nl = nl_items(rng, p["test_items"], questions)
+    prime_programs = programs(rng, p["priming_items"], taken, lengths)
+    prime_nl = nl_items(rng, p["priming_items"], questions)
+    train = programs(rng, p["train_programs"], taken, lengths)
+    val_programs = programs(np.random.default_rng(p["val_seed"]), p["val_items"], taken, lengths)
     priming = [pair for task in TASKS for pair in items(task, prime_programs, prime_nl)]
-    return {"train": train, "priming": priming, "test": {task: items(task, test_programs, test_nl) for task in TASKS}}
+    return {"train": train, "priming": priming, "test": {task: items(task, test_programs, test_nl) for task in TASKS},
+            "validation": {task: items(task, val_programs, []) for task in GATED}}
 
 
 def density(train: list[dict]) -> dict[str, float]:

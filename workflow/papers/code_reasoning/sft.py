@@ -42,9 +42,13 @@ def main(argv=None):
                           lambda s, v: step.curve("sft_loss", s, v))
     model.eval()
     acc, given = score(model, vocab, data["test"])
+    # The gate's model is also scored on the validation split: the calibration's metric, never read by a claim
+    validation = score(model, vocab, data["validation"])[0] if args.variant == plan.GATED else {}
     write_json(args.out, {"variant": args.variant, "seed": args.seed, "accuracy": acc, "final_sft_loss": loss,
-                          "answered": {t: float(np.mean([g is not None for g in a])) for t, a in given.items()}})
-    step.finish(metrics={f"acc_{t}": v for t, v in acc.items()} | {"final_sft_loss": loss}, outputs=[args.out])
+                          "answered": {t: float(np.mean([g is not None for g in a])) for t, a in given.items()},
+                          "validation": validation})
+    step.finish(metrics={f"acc_{t}": v for t, v in acc.items()} | {f"val_acc_{t}": v for t, v in validation.items()}
+                | {"final_sft_loss": loss}, outputs=[args.out])
 
 
 if __name__ == "__main__":

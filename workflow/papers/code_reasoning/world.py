@@ -1,6 +1,6 @@
 """The program world of the miniature: seeded latent programs, their renderings, and the three evaluation tasks.
 
-A latent program P runs 3-5 statements over 2-4 single-digit variables (all arithmetic mod 10):
+A latent program P runs params.yaml data.statements (3-4) statements over 2-4 single-digit variables (mod 10):
   set a c | a = b +- c | a = b + c | if a > c: b = b +- k else: b = b -+ k | repeat r: a = a + k
 and asks for one variable. From P come, all rule-based (the paper's GPT-4o-mini rewrites replaced by templates):
   * an English instruction (shared by every variant: the corpus is fully parallel);
@@ -31,15 +31,16 @@ def assigned(s: tuple) -> str:
     return s[3] if s[0] == "ifelse" else s[2] if s[0] == "repeat" else s[1]
 
 
-def draw_program(rng: np.random.Generator) -> dict:
-    """{"vars", "stmts", "target"}; every variable is defined before it is read; the target is the last one written."""
+def draw_program(rng: np.random.Generator, statements: tuple[int, int] = (3, 4)) -> dict:
+    """{"vars", "stmts", "target"}; every variable is defined before it is read; the target is the last one written.
+    `statements`: the smallest and largest number of statements (params.yaml data.statements, a calibration knob)."""
     names = list(NAMES[:int(rng.integers(2, 5))])
     stmts, defined = [], []
 
     def pick(options):
         return str(rng.choice(options))
 
-    for _ in range(int(rng.integers(3, 5))):
+    for _ in range(int(rng.integers(statements[0], statements[1] + 1))):
         fresh = [v for v in names if v not in defined]
         pairs = ["add"] if len(defined) >= 2 else []
         if not defined or (fresh and rng.random() < 0.5):  # define a new variable
