@@ -22,7 +22,7 @@ rule adam_implicit_bias:
 rule adam_implicit_bias_data:
     input:
         code=code("adam_implicit_bias", "data"),
-        params=reads("adam_implicit_bias.data", "adam_implicit_bias.refs"),
+        params=declared("papers.adam_implicit_bias.data"),
     output:
         data=f"{ADAM_OUT}/data/{{dataset}}.npz",
         summary=f"{ADAM_OUT}/data/{{dataset}}.json",
@@ -43,7 +43,7 @@ rule adam_implicit_bias_train:  # one job per (data set, group); its algorithms 
     input:
         data=f"{ADAM_OUT}/data/{{dataset}}.npz",
         code=code("adam_implicit_bias", "train"),
-        params=reads("adam_implicit_bias.train", "adam_implicit_bias.algorithms", "adam_implicit_bias.plan"),
+        params=declared("papers.adam_implicit_bias.train"),
     output:
         adam_plan.train_path("{dataset}", "{group}"),
     wildcard_constraints:
@@ -65,7 +65,7 @@ rule adam_implicit_bias_evaluate:
         runs=adam_plan.train_paths(ADAM),
         claims="workflow/papers/adam_implicit_bias/claims.yaml",
         code=code("adam_implicit_bias", "evaluate"),
-        params=reads("adam_implicit_bias"),  # the plan: which runs exist
+        params=declared("papers.adam_implicit_bias.evaluate"),  # the plan: which runs exist
     output:
         curves=f"{ADAM_OUT}/curves.csv",
         table=f"{ADAM_OUT}/table.csv",
@@ -87,7 +87,7 @@ rule adam_implicit_bias_plot:
         curves=f"{ADAM_OUT}/curves.csv",
         table=f"{ADAM_OUT}/table.csv",
         code=code("adam_implicit_bias", "plot"),
-        params=reads(),
+        params=declared("papers.adam_implicit_bias.plot"),
     output:
         ADAM_FIGURES,
     log:

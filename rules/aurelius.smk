@@ -28,7 +28,7 @@ rule aurelius_events:
     input:
         sounds="data/raw/freedesktop_sounds.zip",
         code=code("aurelius", "events"),
-        params=reads("aurelius.events"),
+        params=declared("papers.aurelius.events"),
     output:
         events=aurelius_plan.events_path(),
         real=aurelius_plan.real_path(),
@@ -48,7 +48,7 @@ rule aurelius_pairs:
         events=aurelius_plan.events_path(),
         real=aurelius_plan.real_path(),
         code=code("aurelius", "pairs"),
-        params=reads("aurelius.pairs"),
+        params=declared("papers.aurelius.pairs"),
     output:
         pairs=aurelius_plan.pairs_path(),
         mels=aurelius_plan.mels_path(),
@@ -71,7 +71,7 @@ rule aurelius_evaluator:
         pairs=aurelius_plan.pairs_path(),
         mels=aurelius_plan.mels_path(),
         code=code("aurelius", "evaluator"),
-        params=reads("aurelius.evaluator"),
+        params=declared("papers.aurelius.evaluator"),
     output:
         model=aurelius_plan.evaluator_path(),
         reference=aurelius_plan.reference_path(),
@@ -93,7 +93,7 @@ rule aurelius_zero_shot:
         pairs=aurelius_plan.pairs_path(),
         mels=aurelius_plan.mels_path(),
         code=code("aurelius", "train"),
-        params=reads("aurelius.train"),
+        params=declared("papers.aurelius.train"),
     output:
         run=aurelius_plan.run_path("{aurelius_zs}", "{seed}"),
         model=aurelius_plan.model_path("{aurelius_zs}", "{seed}"),
@@ -118,7 +118,7 @@ rule aurelius_train:
         mels=aurelius_plan.mels_path(),
         base=lambda wildcards: aurelius_plan.base_model(wildcards.aurelius_run, wildcards.seed),
         code=code("aurelius", "train"),
-        params=reads("aurelius.train"),
+        params=declared("papers.aurelius.train"),
     output:
         aurelius_plan.run_path("{aurelius_run}", "{seed}"),
     wildcard_constraints:
@@ -145,7 +145,7 @@ rule aurelius_evaluate:
         mels=aurelius_plan.mels_path(),
         claims="workflow/papers/aurelius/claims.yaml",
         code=code("aurelius", "evaluate"),
-        params=reads("aurelius.plan"),  # the plan: which runs exist
+        params=declared("papers.aurelius.evaluate"),  # the plan: which runs exist
     output:
         table=f"{AURELIUS_OUT}/scores.csv",
         claims=f"{AURELIUS_OUT}/claims.json",
@@ -169,7 +169,7 @@ rule aurelius_plot:
         pairs=aurelius_plan.pairs_path(),
         mels=aurelius_plan.mels_path(),
         code=code("aurelius", "plot"),
-        params=reads("aurelius.plan"),
+        params=declared("papers.aurelius.plot"),
     output:
         figures=AURELIUS_FIGURES,
         sounds=AURELIUS_SOUNDS,

@@ -24,7 +24,7 @@ rule fsd_cap_data:
     input:
         raw=lambda wildcards: fsd_plan.raw_files(FSD["datasets"], wildcards.dataset),
         code=code("fsd_cap", "data"),
-        params=reads("fsd_cap.datasets.{dataset}", "fsd_cap.csbm"),
+        params=declared("papers.fsd_cap.data"),
     output:
         f"{FSD_OUT}/data/{{dataset}}.npz",
     log:
@@ -42,8 +42,7 @@ rule fsd_cap_run:
     input:
         data=f"{FSD_OUT}/data/{{dataset}}.npz",
         code=code("fsd_cap", "run"),
-        params=reads("fsd_cap.plan.{dataset}", "fsd_cap.tasks.{dataset}", "fsd_cap.split", "fsd_cap.missing",
-                     "fsd_cap.impute", "fsd_cap.gnn", "fsd_cap.link", "fsd_cap.sweep"),
+        params=declared("papers.fsd_cap.run"),
     output:
         f"{FSD_OUT}/runs/{{dataset}}/s{{seed}}.json",
     log:
@@ -63,7 +62,7 @@ rule fsd_cap_evaluate:
         runs=fsd_plan.run_paths(FSD["plan"]),
         claims="workflow/papers/fsd_cap/claims.yaml",
         code=code("fsd_cap", "evaluate"),
-        params=reads("fsd_cap.plan", "fsd_cap.missing"),  # the plan: which runs exist
+        params=declared("papers.fsd_cap.evaluate"),  # the plan: which runs exist
     output:
         table=f"{FSD_OUT}/metrics.csv",
         main=f"{FSD_OUT}/main_table.csv",
@@ -84,7 +83,7 @@ rule fsd_cap_plot:
     input:
         table=f"{FSD_OUT}/metrics.csv",
         code=code("fsd_cap", "plot"),
-        params=reads("fsd_cap.missing"),
+        params=declared("papers.fsd_cap.plot"),
     output:
         FSD_FIGURES,
     log:

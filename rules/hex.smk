@@ -22,7 +22,7 @@ rule hex:
 rule hex_data:
     input:
         code=code("hex", "data"),
-        params=reads("hex.data"),
+        params=declared("papers.hex.data"),
     output:
         f"{HEX_OUT}/data/problems.json",
     log:
@@ -40,7 +40,7 @@ rule hex_train:
     input:
         problems=f"{HEX_OUT}/data/problems.json",
         code=code("hex", "train"),
-        params=reads("hex.data", "hex.model", "hex.train"),
+        params=declared("papers.hex.train"),
     output:
         hex_plan.model_path("{seed}"),
     log:
@@ -59,7 +59,7 @@ rule hex_decode:
         problems=f"{HEX_OUT}/data/problems.json",
         model=hex_plan.model_path("{seed}"),
         code=code("hex", "decode"),
-        params=reads("hex.model", "hex.decode"),
+        params=declared("papers.hex.decode"),
     output:
         decodes=hex_plan.decodes_path("{seed}"),
         eos=hex_plan.eos_path("{seed}"),
@@ -80,7 +80,7 @@ rule hex_evaluate:
         decodes=hex_plan.decodes_paths(HEX["plan"]),
         claims="workflow/papers/hex/claims.yaml",
         code=code("hex", "evaluate"),
-        params=reads("hex.decode", "hex.plan"),  # the plan: which decodes exist
+        params=declared("papers.hex.evaluate"),  # the plan: which decodes exist
     output:
         main=f"{HEX_OUT}/main_table.csv",
         table=f"{HEX_OUT}/decoders.csv",
@@ -105,7 +105,7 @@ rule hex_plot:
         scaling=f"{HEX_OUT}/scaling.csv",
         eos=hex_plan.eos_paths(HEX["plan"]),
         code=code("hex", "plot"),
-        params=reads("hex.plan"),
+        params=declared("papers.hex.plot"),
     output:
         HEX_FIGURES,
     log:

@@ -21,7 +21,7 @@ rule refusion:
 rule refusion_data:
     input:
         code=code("refusion", "data"),
-        params=reads("refusion.data"),
+        params=declared("papers.refusion.data"),
     output:
         f"{REFUSION_OUT}/data/problems.json",
     log:
@@ -39,7 +39,7 @@ rule refusion_train:
     input:
         problems=f"{REFUSION_OUT}/data/problems.json",
         code=code("refusion", "train"),
-        params=reads("refusion.data", "refusion.model", "refusion.train"),
+        params=declared("papers.refusion.train"),
     output:
         refusion_plan.model_path("{model}", "{seed}"),
     wildcard_constraints:
@@ -61,7 +61,7 @@ rule refusion_decode:
         problems=f"{REFUSION_OUT}/data/problems.json",
         models=[refusion_plan.model_path(kind, "{seed}") for kind in refusion_plan.MODELS],  # found by plan.model_path
         code=code("refusion", "decode"),
-        params=reads("refusion.model", "refusion.decode"),
+        params=declared("papers.refusion.decode"),
     output:
         decodes=refusion_plan.decodes_path("{seed}"),
         speed=refusion_plan.speed_path("{seed}"),
@@ -83,7 +83,7 @@ rule refusion_evaluate:
         speed=refusion_plan.speed_paths(REFUSION["plan"]),
         claims="workflow/papers/refusion/claims.yaml",
         code=code("refusion", "evaluate"),
-        params=reads("refusion.plan"),  # the plan: which decodes exist
+        params=declared("papers.refusion.evaluate"),  # the plan: which decodes exist
     output:
         table=f"{REFUSION_OUT}/decoders.csv",
         claims=f"{REFUSION_OUT}/claims.json",
@@ -102,7 +102,7 @@ rule refusion_plot:
     input:
         table=f"{REFUSION_OUT}/decoders.csv",
         code=code("refusion", "plot"),
-        params=reads(),
+        params=declared("papers.refusion.plot"),
     output:
         REFUSION_FIGURES,
     log:

@@ -24,7 +24,7 @@ rule scsd_prepare:
     input:
         raw=lambda wildcards: scsd_plan.raw_files(SCSD["datasets"], wildcards.dataset),
         code=code("scsd", "prepare"),
-        params=reads("scsd.datasets.{dataset}"),
+        params=declared("papers.scsd.prepare"),
     output:
         f"{SCSD_OUT}/data/{{dataset}}.npz",
     log:
@@ -43,11 +43,10 @@ rule scsd_train:
     input:
         data=f"{SCSD_OUT}/data/{{dataset}}.npz",
         code=code("scsd", "train"),
-        params=reads("scsd.datasets.{dataset}", "scsd.run"),
-        methods=derived("scsd.cell_methods",  # the methods the plan runs in this cell: the step finds them itself
+        params=declared("papers.scsd.train"),
+        methods=derived("papers.scsd.train", "scsd.cell_methods",  # the methods of this cell: the step finds them itself
                         lambda wildcards: scsd_plan.cell_methods(SCSD["plan"], SCSD["datasets"], wildcards.dataset,
-                                                                 float(wildcards.rv), int(wildcards.seed)),
-                        "scsd.plan", "scsd.datasets"),
+                                                                 float(wildcards.rv), int(wildcards.seed))),
     output:
         f"{SCSD_OUT}/runs/{{dataset}}/rv{{rv}}/s{{seed}}.json",
     wildcard_constraints:
@@ -70,7 +69,7 @@ rule scsd_evaluate:
         runs=scsd_plan.cell_paths(SCSD["plan"], SCSD["datasets"]),
         claims="workflow/papers/scsd/claims.yaml",
         code=code("scsd", "evaluate"),
-        params=reads("scsd.plan", "scsd.datasets"),  # the plan: which cells exist
+        params=declared("papers.scsd.evaluate"),  # the plan: which cells exist
     output:
         table=f"{SCSD_OUT}/metrics.csv",
         weights=f"{SCSD_OUT}/view_weights.csv",
@@ -93,7 +92,7 @@ rule scsd_plot:
         weights=f"{SCSD_OUT}/view_weights.csv",
         graphs=scsd_plan.graphs_cell(SCSD["plan"], SCSD["datasets"]),
         code=code("scsd", "plot"),
-        params=reads("scsd.plan"),
+        params=declared("papers.scsd.plot"),
     output:
         main_table=f"{SCSD_OUT}/main_table.csv",
         figures=SCSD_FIGURES,

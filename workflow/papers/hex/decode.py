@@ -13,6 +13,8 @@ from workflow.lib import arith
 
 from . import methods as M
 
+READS = ("hex.model", "hex.decode")
+
 
 def decode_all(model, sets: dict, decode: dict, seed: int, vocab, log) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     """(rows, eos curves, self-consistency's block)."""

@@ -15,8 +15,6 @@ PLACEBO = "squad_randnn"  # SQUAD repelled from K random population members inst
 METHODS = ("squad", *BASELINES, CONTROL, PLACEBO)
 SQUAD_VARIANTS = ("squad", CONTROL, PLACEBO)  # the runs with SQUAD's knobs
 HEATMAP_BENCHMARK = "rastrigin"  # Fig. C's archives: every method on LP-Rastrigin at heatmap.m, heatmap.seed
-# The sections of `soft_qd` that decide which runs exist (what the evaluate rule reads, besides its own knob).
-RUN_SECTIONS = ("benchmarks", "methods", "seeds", "control", "heatmap")
 
 
 def per_m(value, m: int):
@@ -91,9 +89,3 @@ def tuning_path(method: str, m: int) -> str:
 
 def tuning_paths(p: dict) -> list[str]:
     return [tuning_path(*grid) for grid in tuning_grids(p)]
-
-
-def run_section(values: dict) -> dict:
-    """The `soft_qd` sub-tree a step read as sections 'soft_qd.<name>' ({'soft_qd.seeds': ...} -> {'seeds': ...}),
-    so that the plan sees exactly the values the rule declared."""
-    return {name.split(".", 1)[1]: value for name, value in values.items()}
