@@ -157,7 +157,7 @@ class Params(dict):
 
     def undeclared(self, key) -> ParamsError:
         module = self.owner.removeprefix("workflow.")
-        where = source_file(module).relative_to(ROOT) if module.startswith("papers.") else module
+        where = source_file(module).relative_to(ROOT)
         return UndeclaredParam(f"{module} reads params key {key!r}, which none of the sections it declares holds "
                                f"(its keys: {', '.join(sorted(self.fields)) or 'none'}): add its section to READS in "
                                f"{where}")
@@ -181,7 +181,7 @@ class Params(dict):
     def _read_only(self, *args, **kwargs):
         raise TypeError(f"the params of {self.owner} are read-only: change params.yaml (or the profile) instead")
 
-    __setitem__ = __delitem__ = __setattr__ = update = pop = popitem = setdefault = clear = _read_only
+    __setitem__ = __delitem__ = __setattr__ = __ior__ = update = pop = popitem = setdefault = clear = _read_only
 
 
 class UndeclaredParam(ParamsError, KeyError):
