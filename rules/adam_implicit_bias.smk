@@ -21,7 +21,7 @@ rule adam_implicit_bias:
 rule adam_implicit_bias_data:
     input:
         code=code("adam_implicit_bias", "data"),
-        params=reads("adam_implicit_bias.data", "adam_implicit_bias.refs"),
+        params=declared("papers.adam_implicit_bias.data"),
     output:
         data=adam_plan.data_path("{dataset}"),
         summary=adam_plan.data_path("{dataset}", "json"),
@@ -42,7 +42,7 @@ rule adam_implicit_bias_train:  # one job per (data set, group); its algorithms 
     input:
         data=adam_plan.data_path("{dataset}"),
         code=code("adam_implicit_bias", "train"),
-        params=reads("adam_implicit_bias.train", "adam_implicit_bias.algorithms", "adam_implicit_bias.plan"),
+        params=declared("papers.adam_implicit_bias.train"),
     output:
         adam_plan.train_path("{dataset}", "{group}"),
     wildcard_constraints:
@@ -64,7 +64,7 @@ rule adam_implicit_bias_evaluate:
         runs=adam_plan.train_paths(ADAM),
         claims="workflow/papers/adam_implicit_bias/claims.yaml",
         code=code("adam_implicit_bias", "evaluate"),
-        params=reads("adam_implicit_bias"),  # the plan: which runs exist
+        params=declared("papers.adam_implicit_bias.evaluate"),  # the plan: which runs exist
     output:
         curves=adam_plan.out_path("curves.csv"),
         table=adam_plan.out_path("table.csv"),
@@ -86,7 +86,7 @@ rule adam_implicit_bias_plot:
         curves=adam_plan.out_path("curves.csv"),
         table=adam_plan.out_path("table.csv"),
         code=code("adam_implicit_bias", "plot"),
-        params=reads(),
+        params=declared("papers.adam_implicit_bias.plot"),
     output:
         ADAM_FIGURES,
     log:

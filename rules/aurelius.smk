@@ -26,7 +26,7 @@ rule aurelius_events:
     input:
         sounds="data/raw/freedesktop_sounds.zip",
         code=code("aurelius", "events"),
-        params=reads("aurelius.events"),
+        params=declared("papers.aurelius.events"),
     output:
         events=aurelius_plan.events_path(),
         real=aurelius_plan.real_path(),
@@ -46,7 +46,7 @@ rule aurelius_pairs:
         events=aurelius_plan.events_path(),
         real=aurelius_plan.real_path(),
         code=code("aurelius", "pairs"),
-        params=reads("aurelius.pairs"),
+        params=declared("papers.aurelius.pairs"),
     output:
         pairs=aurelius_plan.pairs_path(),
         mels=aurelius_plan.mels_path(),
@@ -69,7 +69,7 @@ rule aurelius_train_evaluator:
         pairs=aurelius_plan.pairs_path(),
         mels=aurelius_plan.mels_path(),
         code=code("aurelius", "train_evaluator"),
-        params=reads("aurelius.evaluator"),
+        params=declared("papers.aurelius.train_evaluator"),
     output:
         model=aurelius_plan.evaluator_path(),
         reference=aurelius_plan.reference_path(),
@@ -91,7 +91,7 @@ rule aurelius_zero_shot:
         pairs=aurelius_plan.pairs_path(),
         mels=aurelius_plan.mels_path(),
         code=code("aurelius", "train"),
-        params=reads("aurelius.train"),
+        params=declared("papers.aurelius.train"),
     output:
         run=aurelius_plan.run_path("{aurelius_zs}", "{seed}"),
         model=aurelius_plan.model_path("{aurelius_zs}", "{seed}"),
@@ -116,7 +116,7 @@ rule aurelius_train:
         mels=aurelius_plan.mels_path(),
         base=lambda wildcards: aurelius_plan.base_model(wildcards.aurelius_run, wildcards.seed),
         code=code("aurelius", "train"),
-        params=reads("aurelius.train"),
+        params=declared("papers.aurelius.train"),
     output:
         aurelius_plan.run_path("{aurelius_run}", "{seed}"),
     wildcard_constraints:
@@ -143,7 +143,7 @@ rule aurelius_evaluate:
         mels=aurelius_plan.mels_path(),
         claims="workflow/papers/aurelius/claims.yaml",
         code=code("aurelius", "evaluate"),
-        params=reads("aurelius.plan"),  # the plan: which runs exist
+        params=declared("papers.aurelius.evaluate"),  # the plan: which runs exist
     output:
         table=aurelius_plan.out_path("scores.csv"),
         claims=aurelius_plan.out_path("claims.json"),
@@ -167,7 +167,7 @@ rule aurelius_plot:
         pairs=aurelius_plan.pairs_path(),
         mels=aurelius_plan.mels_path(),
         code=code("aurelius", "plot"),
-        params=reads("aurelius.plan"),
+        params=declared("papers.aurelius.plot"),
     output:
         figures=AURELIUS_FIGURES,
         sounds=AURELIUS_SOUNDS,

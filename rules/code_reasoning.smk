@@ -20,7 +20,7 @@ rule code_reasoning:
 rule code_reasoning_data:
     input:
         code=code("code_reasoning", "data"),
-        params=reads("code_reasoning.data"),
+        params=declared("papers.code_reasoning.data"),
     output:
         code_reasoning_plan.sets_path(),
     log:
@@ -40,7 +40,7 @@ rule code_reasoning_base:
         rdb="data/raw/austen_rdb.rdb",
         rdx="data/raw/austen_rdx.rdx",
         code=code("code_reasoning", "base"),
-        params=reads("code_reasoning.model", "code_reasoning.base"),
+        params=declared("papers.code_reasoning.base"),
     output:
         code_reasoning_plan.base_path("{seed}"),
     log:
@@ -60,7 +60,7 @@ rule code_reasoning_sft:
         sets=code_reasoning_plan.sets_path(),
         base=code_reasoning_plan.base_path("{seed}"),
         code=code("code_reasoning", "sft"),
-        params=reads("code_reasoning.model", "code_reasoning.sft"),
+        params=declared("papers.code_reasoning.sft"),
     output:
         code_reasoning_plan.scores_path("{variant}", "{seed}"),
     wildcard_constraints:
@@ -83,7 +83,7 @@ rule code_reasoning_evaluate:
         scores=code_reasoning_plan.all_scores(CODE_REASONING["plan"]),
         claims="workflow/papers/code_reasoning/claims.yaml",
         code=code("code_reasoning", "evaluate"),
-        params=reads("code_reasoning.plan"),  # the plan: which scores exist
+        params=declared("papers.code_reasoning.evaluate"),  # the plan: which scores exist
     output:
         table=code_reasoning_plan.out_path("table_accuracy.csv"),
         claims=code_reasoning_plan.out_path("claims.json"),
@@ -102,7 +102,7 @@ rule code_reasoning_plot:
     input:
         table=code_reasoning_plan.out_path("table_accuracy.csv"),
         code=code("code_reasoning", "plot"),
-        params=reads("code_reasoning.plan"),
+        params=declared("papers.code_reasoning.plot"),
     output:
         CODE_REASONING_FIGURES,
     log:

@@ -1,5 +1,5 @@
 # Helpers every paper's .smk file uses (it defines no rules of its own). Each rule's parts, always in this order:
-#   input (data, then code=code(...), params=reads(...)), output, log: **logs(...), benchmark, threads,
+#   input (data, then code=code(...), params=declared(<step module>)), output, log: **logs(...), benchmark, threads,
 #   resources: **measured(<its name>), shell: step(...)
 # A paper's target, evaluate and plot rules are `localrules:` (seconds each, reading many files: on a cluster they
 # run where snakemake runs instead of waiting in the queue).
@@ -9,7 +9,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from workflow.core import housekeeping, resources, stamps, zygote
+from workflow.core import declared as declared_mod, housekeeping, resources, stamps, zygote
 from workflow.core.params import ParamsError
 
 # Each paper's rule file registers the figures its plot step makes; the report embeds them.
@@ -28,7 +28,7 @@ def params_stamp(name):
 
 
 def reads(*sections):
-    """input: the params.yaml sections a job reads ('{wildcard}' allowed), as stamps of their values.
+    """The params.yaml sections a job reads ('{wildcard}' allowed), as stamps of their values.
 
     A change re-runs exactly these jobs; the step gets the section names (--params) and reads the same values
     itself; the dvc.yaml generator lists their keys. Sections without wildcards are stamped once, here.
@@ -38,13 +38,21 @@ def reads(*sections):
     return lambda wildcards: [params_stamp(s.format(**wildcards)) for s in sections]
 
 
-def derived(name, value, *sections):
-    """input: a value one job derives from params sections (a function of its wildcards), as a stamp, for a value
-    the step computes itself from those sections: a change elsewhere in them does not re-run the job."""
+def declared(module):
+    """input: the params sections the step module declares it reads (its READS, read from its source by
+    workflow/core/declared.py: the step is the one place that says it; the step checks it was given exactly these)."""
+    return reads(*declared_mod.declaration(module)["READS"])
+
+
+def derived(module, name, value):
+    """input: a value one job derives from the step module's PLAN_READS sections (a function of its wildcards), as a
+    stamp, for a value the step computes itself from those sections: a change elsewhere in them does not re-run the
+    job."""
+    sections = list(declared_mod.declaration(module)["PLAN_READS"])
 
     def stamp(wildcards):
         key = "_".join(map(str, wildcards))
-        return stamps.derived(name, key, value(wildcards), list(sections))
+        return stamps.derived(name, key, value(wildcards), sections)
 
     return stamp
 

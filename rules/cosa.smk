@@ -22,7 +22,7 @@ rule cosa_prepare:
     input:
         raw=lambda wildcards: cosa_plan.raw_files(COSA_DATASETS, wildcards.dataset),
         code=code("cosa", "prepare"),
-        params=reads("cosa.datasets.{dataset}.source", "cosa.datasets.{dataset}.length", "cosa.generator", "cosa.split"),
+        params=declared("papers.cosa.prepare"),
     output:
         cosa_plan.data_path("{dataset}", "{seed}"),
     log:
@@ -40,7 +40,7 @@ rule cosa_train_base:
     input:
         data=cosa_plan.data_path("{dataset}", "{seed}"),
         code=code("cosa", "train_base"),
-        params=reads("cosa.datasets.{dataset}.lookback", "cosa.base"),
+        params=declared("papers.cosa.train_base"),
     output:
         model=cosa_plan.base_path("{dataset}", "{base}", "{H}", "{seed}"),
         summary=cosa_plan.base_path("{dataset}", "{base}", "{H}", "{seed}", "json"),
@@ -64,7 +64,7 @@ rule cosa_tta:
         data=cosa_plan.data_path("{dataset}", "{seed}"),
         base=cosa_plan.base_path("{dataset}", "{base}", "{H}", "{seed}"),
         code=code("cosa", "tta"),
-        params=reads("cosa.datasets.{dataset}.lookback", "cosa.tta"),
+        params=declared("papers.cosa.tta"),
     output:
         summary=cosa_plan.tta_path("{dataset}", "{base}", "{H}", "{seed}"),
         traces=cosa_plan.tta_path("{dataset}", "{base}", "{H}", "{seed}", "npz"),
@@ -89,7 +89,7 @@ rule cosa_evaluate:
         traces=cosa_plan.trace_path(COSA_DATASETS),  # the cell Figs. B/C follow
         claims="workflow/papers/cosa/claims.yaml",
         code=code("cosa", "evaluate"),
-        params=reads("cosa.datasets"),  # the plan: which cells exist
+        params=declared("papers.cosa.evaluate"),  # the plan: which cells exist
     output:
         table=cosa_plan.out_path("table.csv"),
         stream=cosa_plan.out_path("stream.csv"),
@@ -111,7 +111,7 @@ rule cosa_plot:
         table=cosa_plan.out_path("table.csv"),
         stream=cosa_plan.out_path("stream.csv"),
         code=code("cosa", "plot"),
-        params=reads(),
+        params=declared("papers.cosa.plot"),
     output:
         main_table=cosa_plan.out_path("main_table.csv"),
         figures=COSA_FIGURES,

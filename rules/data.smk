@@ -9,7 +9,7 @@ rule fetch:
     input:
         catalog="workflow/catalog.yaml",
         code=code(None, "core.fetch"),
-        params=reads(),
+        params=declared("core.fetch"),
     output:
         "data/raw/{name}.{suffix}",  # .csv unless the catalog entry says otherwise (suffix: .idx)
     wildcard_constraints:

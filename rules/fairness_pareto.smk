@@ -23,7 +23,7 @@ rule fairness_pareto_train_base:
     input:
         raw=lambda wildcards: fp_plan.raw_files(FP["datasets"][wildcards.dataset]["source"]),
         code=code("fairness_pareto", "train_base"),
-        params=reads("fairness_pareto.datasets.{dataset}", "fairness_pareto.base"),
+        params=declared("papers.fairness_pareto.train_base"),
     output:
         features=FP_CELL["features"],
         model=FP_CELL["model"],
@@ -47,7 +47,7 @@ rule fairness_pareto_frontiers:
         features=FP_CELL["features"],
         base=FP_CELL["base"],
         code=code("fairness_pareto", "frontiers"),
-        params=reads("fairness_pareto.frontiers"),
+        params=declared("papers.fairness_pareto.frontiers"),
     output:
         frontiers=FP_CELL["frontiers"],
         fairfair=FP_CELL["fairfair"],
@@ -73,7 +73,7 @@ rule fairness_pareto_interventions:  # one job per (data set, seed): every famil
         features=FP_CELL["features"],
         base=FP_CELL["base"],
         code=code("fairness_pareto", "interventions"),
-        params=reads("fairness_pareto.interventions", "fairness_pareto.frontiers.roc_thresholds"),
+        params=declared("papers.fairness_pareto.interventions"),
     output:
         FP_CELL["points"],
     wildcard_constraints:
@@ -99,7 +99,7 @@ rule fairness_pareto_evaluate:
         controls=fp_plan.paths(FP["plan"], "control"),
         claims="workflow/papers/fairness_pareto/claims.yaml",
         code=code("fairness_pareto", "evaluate"),
-        params=reads("fairness_pareto.plan"),  # the plan: which cells exist (the step finds their files through it)
+        params=declared("papers.fairness_pareto.evaluate"),  # the plan: which cells exist (the step finds their files through it)
     output:
         frontiers=fp_plan.out_path("frontiers.csv"),
         fairfair=fp_plan.out_path("fairfair.csv"),
@@ -126,7 +126,7 @@ rule fairness_pareto_plot:
         points=fp_plan.out_path("points.csv"),
         cells=fp_plan.out_path("cells.csv"),
         code=code("fairness_pareto", "plot"),
-        params=reads(),
+        params=declared("papers.fairness_pareto.plot"),
     output:
         table=fp_plan.out_path("table_eod_optimal.csv"),
         figures=FP_FIGURES,

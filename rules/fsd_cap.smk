@@ -22,7 +22,7 @@ rule fsd_cap_data:
     input:
         raw=lambda wildcards: fsd_plan.raw_files(FSD["datasets"], wildcards.dataset),
         code=code("fsd_cap", "data"),
-        params=reads("fsd_cap.datasets.{dataset}", "fsd_cap.csbm"),
+        params=declared("papers.fsd_cap.data"),
     output:
         fsd_plan.data_path("{dataset}"),
     log:
@@ -40,8 +40,7 @@ rule fsd_cap_run:
     input:
         data=fsd_plan.data_path("{dataset}"),
         code=code("fsd_cap", "run"),
-        params=reads("fsd_cap.plan.{dataset}", "fsd_cap.tasks.{dataset}", "fsd_cap.split", "fsd_cap.missing",
-                     "fsd_cap.impute", "fsd_cap.gnn", "fsd_cap.link", "fsd_cap.sweep"),
+        params=declared("papers.fsd_cap.run"),
     output:
         fsd_plan.run_path("{dataset}", "{seed}"),
     log:
@@ -61,7 +60,7 @@ rule fsd_cap_evaluate:
         runs=fsd_plan.run_paths(FSD["plan"]),
         claims="workflow/papers/fsd_cap/claims.yaml",
         code=code("fsd_cap", "evaluate"),
-        params=reads("fsd_cap.plan", "fsd_cap.missing"),  # the plan: which runs exist
+        params=declared("papers.fsd_cap.evaluate"),  # the plan: which runs exist
     output:
         table=fsd_plan.out_path("metrics.csv"),
         main=fsd_plan.out_path("main_table.csv"),
@@ -82,7 +81,7 @@ rule fsd_cap_plot:
     input:
         table=fsd_plan.out_path("metrics.csv"),
         code=code("fsd_cap", "plot"),
-        params=reads("fsd_cap.missing"),
+        params=declared("papers.fsd_cap.plot"),
     output:
         FSD_FIGURES,
     log:

@@ -20,7 +20,7 @@ rule hex:
 rule hex_data:
     input:
         code=code("hex", "data"),
-        params=reads("hex.data"),
+        params=declared("papers.hex.data"),
     output:
         hex_plan.problems_path(),
     log:
@@ -38,7 +38,7 @@ rule hex_train:
     input:
         problems=hex_plan.problems_path(),
         code=code("hex", "train"),
-        params=reads("hex.data", "hex.model", "hex.train"),
+        params=declared("papers.hex.train"),
     output:
         hex_plan.model_path("{seed}"),
     log:
@@ -57,7 +57,7 @@ rule hex_decode:
         problems=hex_plan.problems_path(),
         model=hex_plan.model_path("{seed}"),
         code=code("hex", "decode"),
-        params=reads("hex.model", "hex.decode"),
+        params=declared("papers.hex.decode"),
     output:
         decodes=hex_plan.decodes_path("{seed}"),
         eos=hex_plan.eos_path("{seed}"),
@@ -78,7 +78,7 @@ rule hex_evaluate:
         decodes=hex_plan.decodes_paths(HEX["plan"]),
         claims="workflow/papers/hex/claims.yaml",
         code=code("hex", "evaluate"),
-        params=reads("hex.decode", "hex.plan"),  # the plan: which decodes exist
+        params=declared("papers.hex.evaluate"),  # the plan: which decodes exist
     output:
         main=hex_plan.out_path("main_table.csv"),
         table=hex_plan.out_path("decoders.csv"),
@@ -103,7 +103,7 @@ rule hex_plot:
         scaling=hex_plan.out_path("scaling.csv"),
         eos=hex_plan.eos_paths(HEX["plan"]),
         code=code("hex", "plot"),
-        params=reads("hex.plan"),
+        params=declared("papers.hex.plot"),
     output:
         HEX_FIGURES,
     log:

@@ -21,8 +21,7 @@ rule hypergraph_sparsify:
 rule hypergraph_sparsify_sparsify_eval:
     input:
         code=code("hypergraph_sparsify", "sparsify_eval"),
-        params=reads("hypergraph_sparsify.data", "hypergraph_sparsify.families.{family}", "hypergraph_sparsify.sweep",
-                     "hypergraph_sparsify.methods", "hypergraph_sparsify.eval"),
+        params=declared("papers.hypergraph_sparsify.sparsify_eval"),
     output:
         table=hsp_plan.out_path("sparsify/{family}_s{seed}.csv"),
         space=hsp_plan.out_path("sparsify/{family}_s{seed}_space.csv"),
@@ -43,8 +42,7 @@ rule hypergraph_sparsify_sparsify_eval:
 rule hypergraph_sparsify_sliding:
     input:
         code=code("hypergraph_sparsify", "sliding"),
-        params=reads("hypergraph_sparsify.data", "hypergraph_sparsify.families.{family}", "hypergraph_sparsify.sliding",
-                     "hypergraph_sparsify.eval"),
+        params=declared("papers.hypergraph_sparsify.sliding"),
     output:
         queries=hsp_plan.out_path("sliding/{family}_s{seed}.csv"),
         memory=hsp_plan.out_path("sliding/{family}_s{seed}_memory.csv"),
@@ -70,7 +68,7 @@ rule hypergraph_sparsify_evaluate:
         memory=hsp_plan.sliding_memory(HSP),
         claims="workflow/papers/hypergraph_sparsify/claims.yaml",
         code=code("hypergraph_sparsify", "evaluate"),
-        params=reads("hypergraph_sparsify"),  # the plan (which jobs exist) and the sweep's m_small, m_large
+        params=declared("papers.hypergraph_sparsify.evaluate"),  # the plan (which jobs exist) and the sweep's m_small, m_large
     output:
         table=hsp_plan.out_path("table.csv"),
         space=hsp_plan.out_path("space.csv"),
@@ -97,7 +95,7 @@ rule hypergraph_sparsify_plot:
         sliding=hsp_plan.out_path("sliding.csv"),
         trace=hsp_plan.out_path("sliding_memory.csv"),
         code=code("hypergraph_sparsify", "plot"),
-        params=reads(),
+        params=declared("papers.hypergraph_sparsify.plot"),
     output:
         main_table=hsp_plan.out_path("main_table.csv"),
         figures=HSP_FIGURES,

@@ -21,7 +21,7 @@ rule internspatial:
 rule internspatial_data:
     input:
         code=code("internspatial", "data"),
-        params=reads("internspatial.data"),
+        params=declared("papers.internspatial.data"),
     output:
         images=internspatial_plan.images_path(),
         qa=internspatial_plan.qa_path(),
@@ -41,7 +41,7 @@ rule internspatial_train:
         images=internspatial_plan.images_path(),
         qa=internspatial_plan.qa_path(),
         code=code("internspatial", "train"),
-        params=reads("internspatial.train"),
+        params=declared("papers.internspatial.train"),
     output:
         internspatial_plan.run_path("{internspatial_regime}", "{seed}"),
     wildcard_constraints:
@@ -65,7 +65,7 @@ rule internspatial_evaluate:
         qa=internspatial_plan.qa_path(),
         claims="workflow/papers/internspatial/claims.yaml",
         code=code("internspatial", "evaluate"),
-        params=reads("internspatial.plan"),  # the plan: which runs exist
+        params=declared("papers.internspatial.evaluate"),  # the plan: which runs exist
     output:
         table=internspatial_plan.out_path("scores.csv"),
         claims=internspatial_plan.out_path("claims.json"),
@@ -86,7 +86,7 @@ rule internspatial_plot:
         images=internspatial_plan.images_path(),
         qa=internspatial_plan.qa_path(),
         code=code("internspatial", "plot"),
-        params=reads("internspatial.plan"),
+        params=declared("papers.internspatial.plot"),
     output:
         INTERNSPATIAL_FIGURES,
     log:

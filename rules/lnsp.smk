@@ -21,7 +21,7 @@ rule lnsp:
 rule lnsp_exact:
     input:
         code=code("lnsp", "exact"),
-        params=reads("lnsp.exact", "lnsp.learners"),
+        params=declared("papers.lnsp.exact"),
     output:
         lnsp_plan.out_path("exact/s{seed}.csv"),
     log:
@@ -38,7 +38,7 @@ rule lnsp_exact:
 rule lnsp_train_teacher:
     input:
         code=code("lnsp", "train_teacher"),
-        params=reads("lnsp.teacher", "lnsp.variants.{variant}"),
+        params=declared("papers.lnsp.train_teacher"),
     output:
         **lnsp_plan.teacher_files("{variant}", "{seed}", "{lang}"),
     wildcard_constraints:
@@ -60,7 +60,7 @@ rule lnsp_extract:  # one job per seed: every teacher of it (both variants) in t
     input:
         teachers=lambda wildcards: lnsp_plan.extract_inputs(LNSP, wildcards.seed),
         code=code("lnsp", "extract"),
-        params=reads("lnsp.extract", "lnsp.learners", "lnsp.teachers", "lnsp.weak_teachers", "lnsp.variants"),  # + the plan
+        params=declared("papers.lnsp.extract"),  # + the plan
     output:
         lnsp_plan.extract_path("{seed}"),
     log:
@@ -80,7 +80,7 @@ rule lnsp_evaluate:
         extract=lnsp_plan.extract_paths(LNSP),
         claims="workflow/papers/lnsp/claims.yaml",
         code=code("lnsp", "evaluate"),
-        params=reads("lnsp"),  # the plan: which runs exist (the step finds their files through it)
+        params=declared("papers.lnsp.evaluate"),  # the plan: which runs exist (the step finds their files through it)
     output:
         table=lnsp_plan.out_path("table_main.csv"),
         exact=lnsp_plan.out_path("exact_runs.csv"),
@@ -105,7 +105,7 @@ rule lnsp_plot:
         table=lnsp_plan.out_path("table_main.csv"),
         exact=lnsp_plan.out_path("exact_runs.csv"),
         code=code("lnsp", "plot"),
-        params=reads(),
+        params=declared("papers.lnsp.plot"),
     output:
         LNSP_FIGURES,
     log:

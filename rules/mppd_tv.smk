@@ -22,7 +22,7 @@ rule mppd_tv_data:
     input:
         raw=mppd_tv_plan.raw_files(MPPD_TV["data"]),
         code=code("mppd_tv", "data"),
-        params=reads("mppd_tv.data"),
+        params=declared("papers.mppd_tv.data"),
     output:
         mppd_tv_plan.out_path("data/images.npz"),
     log:
@@ -39,7 +39,7 @@ rule mppd_tv_data:
 rule mppd_tv_toy:
     input:
         code=code("mppd_tv", "toy"),
-        params=reads("mppd_tv.toy"),
+        params=declared("papers.mppd_tv.toy"),
     output:
         mppd_tv_plan.out_path("toy.json"),
     log:
@@ -57,7 +57,7 @@ rule mppd_tv_train:
     input:
         data=mppd_tv_plan.out_path("data/images.npz"),
         code=code("mppd_tv", "train"),
-        params=reads("mppd_tv.model", "mppd_tv.train", "mppd_tv.eval"),
+        params=declared("papers.mppd_tv.train"),
     output:
         mppd_tv_plan.out_path("runs/{mppd_mode}/{mppd_reg}_s{seed}.json"),
     wildcard_constraints:
@@ -82,7 +82,7 @@ rule mppd_tv_evaluate:
         toy=mppd_tv_plan.out_path("toy.json"),
         claims="workflow/papers/mppd_tv/claims.yaml",
         code=code("mppd_tv", "evaluate"),
-        params=reads("mppd_tv.plan", "mppd_tv.eval"),  # the plan: which runs exist
+        params=declared("papers.mppd_tv.evaluate"),  # the plan: which runs exist
     output:
         table=mppd_tv_plan.out_path("runs.csv"),
         claims=mppd_tv_plan.out_path("claims.json"),
@@ -102,7 +102,7 @@ rule mppd_tv_plot:
         table=mppd_tv_plan.out_path("runs.csv"),
         toy=mppd_tv_plan.out_path("toy.json"),
         code=code("mppd_tv", "plot"),
-        params=reads(),
+        params=declared("papers.mppd_tv.plot"),
     output:
         MPPD_TV_FIGURES,
     log:

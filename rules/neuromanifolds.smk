@@ -20,7 +20,7 @@ rule neuromanifolds:
 rule neuromanifolds_ranks:
     input:
         code=code("neuromanifolds", "ranks"),
-        params=reads("neuromanifolds.architectures", "neuromanifolds.ranks"),
+        params=declared("papers.neuromanifolds.ranks"),
     output:
         dimensions=nm_plan.out_path("ranks/dimensions.csv"),
         singular=nm_plan.out_path("ranks/singular.csv"),
@@ -40,7 +40,7 @@ rule neuromanifolds_ranks:
 rule neuromanifolds_fibers:  # E3 for generic sigma (C1f, C3f) and for x^r (their control), one job
     input:
         code=code("neuromanifolds", "fibers"),
-        params=reads("neuromanifolds.fibers"),
+        params=declared("papers.neuromanifolds.fibers"),
     output:
         generic=nm_plan.out_path("fibers/generic.csv"),
         monomial=nm_plan.out_path("fibers/monomial.csv"),
@@ -58,7 +58,7 @@ rule neuromanifolds_fibers:  # E3 for generic sigma (C1f, C3f) and for x^r (thei
 rule neuromanifolds_critical:  # E5 for the MLP and the CNN (each the other's control), one job
     input:
         code=code("neuromanifolds", "critical"),
-        params=reads("neuromanifolds.critical"),
+        params=declared("papers.neuromanifolds.critical"),
     output:
         mlp=nm_plan.out_path("critical/mlp.csv"),
         cnn=nm_plan.out_path("critical/cnn.csv"),
@@ -76,7 +76,7 @@ rule neuromanifolds_critical:  # E5 for the MLP and the CNN (each the other's co
 rule neuromanifolds_sparsity:
     input:
         code=code("neuromanifolds", "sparsity"),
-        params=reads("neuromanifolds.sparsity"),
+        params=declared("papers.neuromanifolds.sparsity"),
     output:
         nm_plan.out_path("sparsity/sparsity.csv"),
     log:
@@ -101,7 +101,7 @@ rule neuromanifolds_evaluate:
         sparsity=nm_plan.out_path("sparsity/sparsity.csv"),
         claims="workflow/papers/neuromanifolds/claims.yaml",
         code=code("neuromanifolds", "evaluate"),
-        params=reads(),
+        params=declared("papers.neuromanifolds.evaluate"),
     output:
         table=nm_plan.out_path("table_a.csv"),
         spectra=nm_plan.out_path("spectra.csv"),
@@ -127,7 +127,7 @@ rule neuromanifolds_plot:
         spectra=nm_plan.out_path("spectra.csv"),
         gradients=nm_plan.out_path("gradients.csv"),
         code=code("neuromanifolds", "plot"),
-        params=reads(),
+        params=declared("papers.neuromanifolds.plot"),
     output:
         NM_FIGURES,
     log:

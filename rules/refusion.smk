@@ -20,7 +20,7 @@ rule refusion:
 rule refusion_data:
     input:
         code=code("refusion", "data"),
-        params=reads("refusion.data"),
+        params=declared("papers.refusion.data"),
     output:
         refusion_plan.problems_path(),
     log:
@@ -38,7 +38,7 @@ rule refusion_train:
     input:
         problems=refusion_plan.problems_path(),
         code=code("refusion", "train"),
-        params=reads("refusion.data", "refusion.model", "refusion.train"),
+        params=declared("papers.refusion.train"),
     output:
         refusion_plan.model_path("{model}", "{seed}"),
     wildcard_constraints:
@@ -60,7 +60,7 @@ rule refusion_decode:
         problems=refusion_plan.problems_path(),
         models=[refusion_plan.model_path(kind, "{seed}") for kind in refusion_plan.MODELS],  # found by plan.model_path
         code=code("refusion", "decode"),
-        params=reads("refusion.model", "refusion.decode"),
+        params=declared("papers.refusion.decode"),
     output:
         decodes=refusion_plan.decodes_path("{seed}"),
         speed=refusion_plan.speed_path("{seed}"),
@@ -82,7 +82,7 @@ rule refusion_evaluate:
         speed=refusion_plan.speed_paths(REFUSION["plan"]),
         claims="workflow/papers/refusion/claims.yaml",
         code=code("refusion", "evaluate"),
-        params=reads("refusion.plan"),  # the plan: which decodes exist
+        params=declared("papers.refusion.evaluate"),  # the plan: which decodes exist
     output:
         table=refusion_plan.out_path("decoders.csv"),
         claims=refusion_plan.out_path("claims.json"),
@@ -101,7 +101,7 @@ rule refusion_plot:
     input:
         table=refusion_plan.out_path("decoders.csv"),
         code=code("refusion", "plot"),
-        params=reads(),
+        params=declared("papers.refusion.plot"),
     output:
         REFUSION_FIGURES,
     log:

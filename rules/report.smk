@@ -11,7 +11,7 @@ rule report:
         cards=expand("workflow/papers/{paper}/PAPER.md", paper=PAPERS),
         template="workflow/report/template.html",
         code=code(None, "report.build"),
-        params=reads("report"),
+        params=declared("report.build"),
     output:
         html="results/report/index.html",
         csv="results/report/claims.csv",

@@ -22,7 +22,7 @@ rule scsd_prepare:
     input:
         raw=lambda wildcards: scsd_plan.raw_files(SCSD["datasets"], wildcards.dataset),
         code=code("scsd", "prepare"),
-        params=reads("scsd.datasets.{dataset}"),
+        params=declared("papers.scsd.prepare"),
     output:
         scsd_plan.data_path("{dataset}"),
     log:
@@ -41,11 +41,10 @@ rule scsd_train:
     input:
         data=scsd_plan.data_path("{dataset}"),
         code=code("scsd", "train"),
-        params=reads("scsd.datasets.{dataset}", "scsd.run"),
-        methods=derived("scsd.cell_methods",  # the methods the plan runs in this cell: the step finds them itself
+        params=declared("papers.scsd.train"),
+        methods=derived("papers.scsd.train", "scsd.cell_methods",  # the methods of this cell: the step finds them itself
                         lambda wildcards: scsd_plan.cell_methods(SCSD["plan"], SCSD["datasets"], wildcards.dataset,
-                                                                 float(wildcards.rv), int(wildcards.seed)),
-                        "scsd.plan", "scsd.datasets"),
+                                                                 float(wildcards.rv), int(wildcards.seed))),
     output:
         scsd_plan.cell_path("{dataset}", "{rv}", "{seed}"),
     wildcard_constraints:
@@ -68,7 +67,7 @@ rule scsd_evaluate:
         runs=scsd_plan.cell_paths(SCSD["plan"], SCSD["datasets"]),
         claims="workflow/papers/scsd/claims.yaml",
         code=code("scsd", "evaluate"),
-        params=reads("scsd.plan", "scsd.datasets"),  # the plan: which cells exist
+        params=declared("papers.scsd.evaluate"),  # the plan: which cells exist
     output:
         table=scsd_plan.out_path("metrics.csv"),
         weights=scsd_plan.out_path("view_weights.csv"),
@@ -91,7 +90,7 @@ rule scsd_plot:
         weights=scsd_plan.out_path("view_weights.csv"),
         graphs=scsd_plan.graphs_cell(SCSD["plan"], SCSD["datasets"]),
         code=code("scsd", "plot"),
-        params=reads("scsd.plan"),
+        params=declared("papers.scsd.plot"),
     output:
         main_table=scsd_plan.out_path("main_table.csv"),
         figures=SCSD_FIGURES,

@@ -23,7 +23,7 @@ rule semhitok_data:
     input:
         raw=lambda wildcards: semhitok_plan.raw_files(wildcards.semhitok_set),
         code=code("semhitok", "data"),
-        params=reads("semhitok.data"),
+        params=declared("papers.semhitok.data"),
     output:
         semhitok_plan.data_path("{semhitok_set}"),
     wildcard_constraints:
@@ -43,7 +43,7 @@ rule semhitok_train_nets:
     input:
         data=semhitok_plan.data_path("{semhitok_set}"),
         code=code("semhitok", "train_nets"),
-        params=reads("semhitok.nets", "semhitok.codes", "semhitok.probe"),
+        params=declared("papers.semhitok.train_nets"),
     output:
         nets=semhitok_plan.nets_path("{semhitok_set}", "{seed}"),
         summary=semhitok_plan.nets_summary("{semhitok_set}", "{seed}"),
@@ -66,7 +66,7 @@ rule semhitok_tokenizer:
         data=semhitok_plan.data_path("{semhitok_set}"),
         nets=semhitok_plan.nets_path("{semhitok_set}", "{seed}"),
         code=code("semhitok", "tokenizer"),
-        params=reads("semhitok.tokenizer", "semhitok.codes", "semhitok.probe"),
+        params=declared("papers.semhitok.tokenizer"),
     output:
         run=semhitok_plan.run_path("{semhitok_set}", "{seed}", "{semhitok_variant}"),
         samples=semhitok_plan.samples_path("{semhitok_set}", "{seed}", "{semhitok_variant}"),
@@ -91,7 +91,7 @@ rule semhitok_evaluate:
         nets=semhitok_plan.summaries(SEMHITOK["plan"]),
         claims="workflow/papers/semhitok/claims.yaml",
         code=code("semhitok", "evaluate"),
-        params=reads("semhitok.plan"),  # the plan: which runs exist
+        params=declared("papers.semhitok.evaluate"),  # the plan: which runs exist
     output:
         table=semhitok_plan.out_path("table.csv"),
         claims=semhitok_plan.out_path("claims.json"),
@@ -112,7 +112,7 @@ rule semhitok_plot:
         samples=[semhitok_plan.samples_path(*run) for run in semhitok_plan.runs(SEMHITOK["plan"])],
         nets=semhitok_plan.summaries(SEMHITOK["plan"]),
         code=code("semhitok", "plot"),
-        params=reads("semhitok.plan"),
+        params=declared("papers.semhitok.plot"),
     output:
         SEMHITOK_FIGURES,
     log:

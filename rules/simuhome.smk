@@ -20,7 +20,7 @@ rule simuhome:
 rule simuhome_generate:
     input:
         code=code("simuhome", "generate"),
-        params=reads("simuhome.episodes"),
+        params=declared("papers.simuhome.generate"),
     output:
         simuhome_plan.episodes_path("{seed}"),
     log:
@@ -37,7 +37,7 @@ rule simuhome_generate:
 rule simuhome_selftest:
     input:
         code=code("simuhome", "selftest"),
-        params=reads("simuhome.fidelity"),
+        params=declared("papers.simuhome.selftest"),
     output:
         result=simuhome_plan.fidelity_path("{seed}"),
         trace=simuhome_plan.trace_path("{seed}"),
@@ -56,7 +56,7 @@ rule simuhome_play:
     input:
         episodes=simuhome_plan.episodes_path("{seed}"),
         code=code("simuhome", "play"),
-        params=reads("simuhome.agents"),
+        params=declared("papers.simuhome.play"),
     output:
         runs=simuhome_plan.runs_path("{agent}", "{seed}"),
         trajectories=simuhome_plan.trajectories_path("{agent}", "{seed}"),
@@ -80,7 +80,7 @@ rule simuhome_evaluate:
         fidelity=simuhome_plan.all_fidelity(SIMUHOME["plan"]),
         claims="workflow/papers/simuhome/claims.yaml",
         code=code("simuhome", "evaluate"),
-        params=reads("simuhome.plan"),  # the plan: which runs exist
+        params=declared("papers.simuhome.evaluate"),  # the plan: which runs exist
     output:
         table=simuhome_plan.out_path("table_success.csv"),
         agents=simuhome_plan.out_path("agents.csv"),
@@ -102,7 +102,7 @@ rule simuhome_plot:
         agents=simuhome_plan.out_path("agents.csv"),
         traces=[simuhome_plan.trace_path(s) for s in SIMUHOME["plan"]["seeds"]],  # the step finds them in the plan
         code=code("simuhome", "plot"),
-        params=reads("simuhome.plan"),
+        params=declared("papers.simuhome.plot"),
     output:
         SIMUHOME_FIGURES,
     log:

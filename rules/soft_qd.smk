@@ -29,7 +29,7 @@ rule soft_qd_tune:
 rule soft_qd_centroids:  # every evaluation archive in one job (a handful of m's; ribs is loaded once)
     input:
         code=code("soft_qd", "centroids"),
-        params=reads("soft_qd.evaluation.cells", "soft_qd.evaluation.samples", "soft_qd.evaluation.archive_seed"),
+        params=declared("papers.soft_qd.centroids"),
     output:
         [sqd_plan.archive_path(m) for m in sqd_plan.archive_ms(SQD)],
     log:
@@ -46,9 +46,9 @@ rule soft_qd_centroids:  # every evaluation archive in one job (a handful of m's
 rule soft_qd_run:  # every method planned at this benchmark x m x seed, one after the other (each from this seed)
     input:
         code=code("soft_qd", "run"),
-        params=reads("soft_qd.budget", "soft_qd.benchmarks.{sqd_bench}.D", "soft_qd.squad", "soft_qd.ribs"),
-        methods=derived("soft_qd.job_methods", lambda w: sqd_plan.job_methods(SQD, w.sqd_bench, int(w.sqd_m), int(w.seed)),
-                        *[f"soft_qd.{name}" for name in sqd_plan.RUN_SECTIONS]),  # the step finds them through the plan
+        params=declared("papers.soft_qd.run"),
+        methods=derived("papers.soft_qd.run", "soft_qd.job_methods",  # the step finds them through the plan
+                        lambda w: sqd_plan.job_methods(SQD, w.sqd_bench, int(w.sqd_m), int(w.seed))),
     output:
         sqd_plan.job_path("{sqd_bench}", "{sqd_m}", "{seed}"),
     wildcard_constraints:
@@ -70,9 +70,7 @@ rule soft_qd_tune_grid:  # one method's knob grid at one m on the tuning seed (n
     input:
         centroids=sqd_plan.archive_path("{sqd_m}"),
         code=code("soft_qd", "tune"),
-        params=reads("soft_qd.tuning", "soft_qd.budget", "soft_qd.benchmarks.rastrigin.D", "soft_qd.ribs.cells",
-                     "soft_qd.ribs.n_emitters", "soft_qd.ribs.batch_per_emitter", "soft_qd.squad.batch_size",
-                     "soft_qd.squad.K"),
+        params=declared("papers.soft_qd.tune"),
     output:
         sqd_plan.tuning_path("{sqd_method}", "{sqd_m}"),
     wildcard_constraints:
@@ -93,7 +91,7 @@ rule soft_qd_tune_winners:
     input:
         grids=sqd_plan.tuning_paths(SQD),
         code=code("soft_qd", "tune_winners"),
-        params=reads("soft_qd"),  # the grids of the plan, and the values params.yaml uses
+        params=declared("papers.soft_qd.tune_winners"),  # the grids of the plan, and the values params.yaml uses
     output:
         sqd_plan.out_path("tuning/winners.csv"),
     log:
@@ -111,7 +109,7 @@ rule soft_qd_sweep:  # every seed of the sigma sweep in one job (each run is sec
     input:
         centroids=sqd_plan.archive_path(SQD["sweep"]["m"]),
         code=code("soft_qd", "sweep"),
-        params=reads("soft_qd.sweep", "soft_qd.squad"),
+        params=declared("papers.soft_qd.sweep"),
     output:
         sqd_plan.out_path("sweep.csv"),
     log:
@@ -128,7 +126,7 @@ rule soft_qd_sweep:  # every seed of the sigma sweep in one job (each run is sec
 rule soft_qd_theory:
     input:
         code=code("soft_qd", "theory"),
-        params=reads("soft_qd.theory"),
+        params=declared("papers.soft_qd.theory"),
     output:
         trials=sqd_plan.out_path("theory/trials.csv"),
         limit=sqd_plan.out_path("theory/limit.csv"),
@@ -152,7 +150,7 @@ rule soft_qd_evaluate:
         limit=sqd_plan.out_path("theory/limit.csv"),
         claims="workflow/papers/soft_qd/claims.yaml",
         code=code("soft_qd", "evaluate"),
-        params=reads(*[f"soft_qd.{name}" for name in sqd_plan.RUN_SECTIONS], "soft_qd.evaluation.vendi_max_n"),
+        params=declared("papers.soft_qd.evaluate"),
     output:
         metrics=sqd_plan.out_path("metrics.csv"),
         summary=sqd_plan.out_path("summary.csv"),
@@ -179,7 +177,7 @@ rule soft_qd_plot:
         archives=sqd_plan.heatmap_path(SQD),
         centroids=sqd_plan.archive_path(SQD["heatmap"]["m"]),
         code=code("soft_qd", "plot"),
-        params=reads(),
+        params=declared("papers.soft_qd.plot"),
     output:
         SQD_FIGURES,
     log:

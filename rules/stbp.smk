@@ -21,7 +21,7 @@ rule stbp_data:
     input:
         raw=lambda wildcards: stbp_plan.raw_files(wildcards.dataset),
         code=code("stbp", "data"),
-        params=reads("stbp.data.{dataset}"),
+        params=declared("papers.stbp.data"),
     output:
         stbp_plan.out_path("data/{dataset}.npz"),
     log:
@@ -39,7 +39,7 @@ rule stbp_train:
     input:
         data=stbp_plan.out_path("data/{dataset}.npz"),
         code=code("stbp", "train"),
-        params=reads("stbp.windows", "stbp.model", "stbp.train.{dataset}"),
+        params=declared("papers.stbp.train"),
     output:
         stbp_plan.out_path("runs/{dataset}/{stbp_method}_s{seed}.json"),
     wildcard_constraints:
@@ -61,7 +61,7 @@ rule stbp_evaluate:
         runs=stbp_plan.run_paths(STBP_PLAN),
         claims="workflow/papers/stbp/claims.yaml",
         code=code("stbp", "evaluate"),
-        params=reads("stbp.plan"),  # the plan: which runs exist
+        params=declared("papers.stbp.evaluate"),  # the plan: which runs exist
     output:
         years=stbp_plan.out_path("years.csv"),
         table=stbp_plan.out_path("table.csv"),
@@ -84,7 +84,7 @@ rule stbp_plot:
         years=stbp_plan.out_path("years.csv"),
         table=stbp_plan.out_path("table.csv"),
         code=code("stbp", "plot"),
-        params=reads(),
+        params=declared("papers.stbp.plot"),
     output:
         STBP_FIGURES,
     log:

@@ -21,7 +21,7 @@ rule tp_spikformer_data:
     input:
         raw=tp_plan.raw_files(TP["data"]),
         code=code("tp_spikformer", "data"),
-        params=reads("tp_spikformer.data"),
+        params=declared("papers.tp_spikformer.data"),
     output:
         tp_plan.out_path("data/images.npz"),
     log:
@@ -39,7 +39,7 @@ rule tp_spikformer_train_base:
     input:
         data=tp_plan.out_path("data/images.npz"),
         code=code("tp_spikformer", "train_base"),
-        params=reads("tp_spikformer.model", "tp_spikformer.train"),
+        params=declared("papers.tp_spikformer.train_base"),
     output:
         tp_plan.base_path("{seed}"),
     log:
@@ -58,7 +58,7 @@ rule tp_spikformer_prune:
         data=tp_plan.out_path("data/images.npz"),
         base=tp_plan.base_path("{seed}"),
         code=code("tp_spikformer", "prune"),
-        params=reads("tp_spikformer.model", "tp_spikformer.prune"),
+        params=declared("papers.tp_spikformer.prune"),
     output:
         tp_plan.sweep_path("{seed}"),
     log:
@@ -78,7 +78,7 @@ rule tp_spikformer_evaluate:
         sweeps=tp_plan.sweep_paths(TP["plan"]),
         claims="workflow/papers/tp_spikformer/claims.yaml",
         code=code("tp_spikformer", "evaluate"),
-        params=reads("tp_spikformer.prune", "tp_spikformer.plan"),  # the plan: which sweeps exist
+        params=declared("papers.tp_spikformer.evaluate"),  # the plan: which sweeps exist
     output:
         table=tp_plan.out_path("sweeps.csv"),
         claims=tp_plan.out_path("claims.json"),
@@ -97,7 +97,7 @@ rule tp_spikformer_plot:
     input:
         table=tp_plan.out_path("sweeps.csv"),
         code=code("tp_spikformer", "plot"),
-        params=reads(),
+        params=declared("papers.tp_spikformer.plot"),
     output:
         TP_FIGURES,
     log:

@@ -1,13 +1,15 @@
-"""A step reads only the params it declared: every key a step reads from its `p` (and every function it hands `p` to)
-is a key of the sections its rule passes as --params (`reads(...)` in its rule file), for every job of the DAG.
+"""A step reads only the params it declared: each step module names the sections it reads in READS (and PLAN_READS, the
+sections it reads only to find its share of the plan, workflow/core/declared.py); its rule takes its params input from
+there (`params=declared("<its step module>")`, rules/common.smk), and every key the step reads from its `p` (and every
+function it hands `p` to) is a key of those sections, for every job of the DAG.
 
-A step gets one flat dict `p`, merged from the sections its rule reads (workflow/core/step.py). Reading a key of a
-section the rule did not declare would go unseen by Snakemake (a change of that knob re-runs nothing) and, through
-`p.get(key, default)`, could even read a silent default. The jobs come from the committed dvc.yaml (generated from
-the Snakemake DAG, default profile; tests/test_dvc.py keeps it fresh); the reads are found in the source (`ast`):
-`p["key"]`, `p.get("key")`, `"key" in p` (and `step.values["section"]`), followed through the calls that pass `p` on to the paper's own modules
-and workflow/lib. A key read through a variable cannot be checked here and is left out; `step.tree` (the whole
-tree) is allowed only where listed below, with the reason."""
+A step gets its READS sections as one flat, read-only view `p` (workflow/core/step.py); reading a key outside them
+raises at run time, and this test finds such a read before anything runs. A read of a section the step did not
+declare would go unseen by Snakemake (a change of that knob re-runs nothing). The jobs come from the committed dvc.yaml
+(generated from the Snakemake DAG, default profile; tests/test_dvc.py keeps it fresh); the reads are found in the
+source (`ast`): `p["key"]`, `p.get("key")`, `"key" in p` (and `step.values["section"]`, `step.subtree("prefix")`),
+followed through the calls that pass `p` on to the paper's own modules and workflow/lib. A key read through a
+variable cannot be checked here and is left out (the view catches it at run time). No step reads the whole tree."""
 from __future__ import annotations
 
 import ast
@@ -18,12 +20,9 @@ import pytest
 import yaml
 
 from conftest import ROOT
+from workflow.core import declared
 from workflow.core import params as params_mod
 from workflow.core.stamps import section_name
-
-# Steps that read the whole tree (Step.tree) to call their paper's plan, each reading sections its rule declares
-# (the rule passes them); issue 33 item 1 is to give them a declared view instead. No other step may.
-READS_WHOLE_TREE = {"papers.lnsp.extract", "papers.scsd.train", "papers.soft_qd.run"}
 
 
 def dvc_jobs() -> list[tuple[str, tuple[str, ...]]]:
@@ -162,9 +161,18 @@ def sections_read(step: str) -> set[str]:
             and n.value.attr == "values" and isinstance(n.slice, ast.Constant)}
 
 
-def reads_whole_tree(step: str) -> bool:
+def subtrees_read(step: str) -> set[str]:
+    """The prefixes a step asks `step.subtree(...)` for."""
     main = function(f"workflow.{step}", "main")
-    return any(isinstance(n, ast.Attribute) and n.attr == "tree" for n in ast.walk(main))
+    return {n.args[0].value for n in ast.walk(main) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+            and n.func.attr == "subtree" and n.args and isinstance(n.args[0], ast.Constant)}
+
+
+def reads_whole_tree(step: str) -> bool:
+    """`.tree` anywhere in the step module, or a params.load of its own."""
+    tree = parsed(f"workflow.{step}")
+    return any((isinstance(n, ast.Attribute) and n.attr == "tree") or (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+               and n.func.attr == "load" and getattr(n.func.value, "id", "") in ("params", "params_mod")) for n in ast.walk(tree))
 
 
 JOBS = dvc_jobs()
@@ -176,26 +184,49 @@ def test_the_jobs_are_found():
 
 
 @pytest.mark.parametrize("step", sorted({step for step, _ in JOBS}))
-def test_a_step_reads_only_the_params_its_rule_declares(step):
+def test_a_step_reads_only_the_params_it_declares(step):
     tree = params_mod.load("default")
-    read, by_name = step_reads(step), sections_read(step)
+    read, by_name, prefixes = step_reads(step), sections_read(step), subtrees_read(step)
+    where = declared.source_file(step).relative_to(ROOT)
     for _, names in (job for job in JOBS if job[0] == step):
         undeclared = read - declared_keys(tree, names)
-        assert not undeclared, (f"{step} reads {sorted(undeclared)}, which no section its rule reads ({list(names)}) "
-                                "holds: add the section to the rule's reads(...)")
-        assert by_name <= set(names), f"{step} reads sections {sorted(by_name - set(names))} its rule does not declare"
+        assert not undeclared, (f"{step} reads {sorted(undeclared)}, which no section of its READS ({list(names)}) "
+                                f"holds: add the section to READS in {where}")
+        every = set(names) | set(declared.declaration(step)["PLAN_READS"])
+        assert by_name <= every, f"{step} reads sections {sorted(by_name - every)} it does not declare ({where})"
+        assert all(any(n.startswith(prefix + ".") for n in every) for prefix in prefixes), (step, prefixes, every)
 
 
 @pytest.mark.parametrize("step", sorted({step for step, _ in JOBS}))
-def test_only_the_listed_steps_read_the_whole_tree(step):
-    assert reads_whole_tree(step) == (step in READS_WHOLE_TREE), step
+def test_every_job_is_given_the_reads_its_step_declares(step):
+    reads = declared.declaration(step)["READS"]
+    for _, names in (job for job in JOBS if job[0] == step):
+        declared.check_given(f"workflow.{step}", reads, list(names))  # what Step.start checks, for every job
+
+
+@pytest.mark.parametrize("step", sorted({step for step, _ in JOBS}))
+def test_no_step_reads_the_whole_tree(step):
+    assert not reads_whole_tree(step), f"{step} reads the whole params tree: declare the sections it reads instead"
+
+
+def test_every_rule_takes_its_params_from_its_step():
+    """The step module is the one place that says what a job reads: no rule lists sections of its own."""
+    for path in sorted((ROOT / "rules").glob("*.smk")):
+        text = path.read_text()
+        if path.name != "common.smk":
+            assert "reads(" not in text, f"{path.name}: a rule lists params sections itself; use declared(<step module>)"
+        for rule in re.split(r"\n(?=rule \w+:)", text)[1:]:
+            step = re.search(r'step\(\s*"([\w.]+)"', rule)
+            params = re.search(r'params=declared\("([\w.]+)"\)', rule)
+            if step:  # a rule that runs a step reads the params its step declares
+                assert params and params[1] == step[1], (path.name, rule.split(":")[0], params and params[1], step[1])
 
 
 def test_the_check_sees_a_key_of_a_section_the_rule_did_not_declare():
     tree = params_mod.load("default")
     # cosa_tta without its data set's lookback section: the step's read of p["lookback"] is caught
     assert step_reads("papers.cosa.tta") - declared_keys(tree, ["cosa.tta"]) == {"lookback"}
-    assert {"lr", "warmup"} <= step_reads("papers.hex.train")  # read in lib/tinylm.fit, from the `p` hex hands it
+    assert {"lr", "warmup"} <= step_reads("papers.hex.train")  # read in hex.methods.schedule, from the `p` train hands it
 
 
 def test_the_check_sees_an_undeclared_key(monkeypatch):

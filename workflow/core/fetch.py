@@ -19,6 +19,8 @@ from pathlib import Path
 from .io import atomic_path, sha256
 from .params import ROOT, read_yaml
 
+READS = ()
+
 CATALOG = ROOT / "workflow" / "catalog.yaml"
 CACHE = ROOT / "data" / "cache"
 VERIFIED = ROOT / ".cache" / "raw-verified"  # one empty stamp per verified (file, size, mtime, catalog) state

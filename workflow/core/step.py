@@ -1,16 +1,24 @@
 """The shared shell of every step program: arguments, parameters, threads, seeds, run record, tracking.
 
-A step module is a few pure functions plus a thin ``main``::
+A step module is a few pure functions plus a thin ``main``, and says near its top which params.yaml sections it
+reads (workflow/core/declared.py; its rule takes its params input from there: ``params=declared("papers.cosa.tta")``)::
+
+    READS = ("cosa.datasets.{dataset}.lookback", "cosa.tta")   # the rule's wildcards
 
     step = Step("cosa", "tta", __doc__)
     step.parser.add_argument("--data", type=Path, required=True)
-    args, p = step.start(argv)          # p: the params.yaml sections this rule declared, merged
+    args, p = step.start(argv)          # p: the READS sections' values, one flat read-only view (declared.Params)
+    p["lookback"], p.lookback           # the same int params.yaml holds; a key of no READS section is an error
     ...                                 # compute, write declared outputs atomically
     step.curve("loss", epoch, value)     # optional: a curve point (live in MLflow with TRACK_LIVE=1)
     step.finish(metrics={...}, curves={...}, artifacts=[...])
 
+``step.values`` holds each declared section by name, ``step.subtree("lnsp")`` the declared sections under a
+prefix, nested as in params.yaml, for a paper's plan functions. No step sees the whole tree.
+
 Every rule passes the same trailing arguments (see rules/common.smk): --profile, --params (the sections it
-reads, as their stamps' paths), --rule, --wildcards, --record (the run record, declared as the rule's log.run).
+reads, as their stamps' paths: its step's READS, checked here), --rule, --wildcards, --record (the run record,
+declared as the rule's log.run).
 """
 from __future__ import annotations
 
@@ -24,6 +32,7 @@ import time
 import uuid
 from pathlib import Path
 
+from . import declared
 from . import params as params_mod
 from . import stamps
 from .io import sha256, write_json
@@ -122,8 +131,9 @@ class Step:
         common.add_argument("--wildcards", default="", help="the job's wildcards (MLflow tag)")
         common.add_argument("--record", type=Path, help="where to write the run record (the rule's log.run)")
         self.started = time.time()
-        spec = sys._getframe(1).f_globals.get("__spec__")  # the step module's own name, also when run as __main__
-        self.module = spec.name if spec else f"workflow.papers.{paper}.{name}"
+        module = sys._getframe(1).f_globals  # the step module's globals: its name (also when run as __main__), its READS
+        self.module = module["__spec__"].name if module.get("__spec__") else f"workflow.papers.{paper}.{name}"
+        self.reads, self.plan_reads = module.get("READS"), tuple(module.get("PLAN_READS", ()))
         self.record_id = uuid.uuid4().hex
         self.curves: dict[str, list] = {}
         self._pending, self._flushed, self._live = [], time.time(), None
@@ -131,17 +141,14 @@ class Step:
     def start(self, argv=None):
         one_thread()
         self.args = self.parser.parse_args(argv)
-        tree = self.tree = params_mod.load(self.args.profile)  # the whole tree, for a paper's plan (its job list)
+        tree = params_mod.load(self.args.profile)
         names = [stamps.section_name(s) for arg in self.args.params for s in arg.split(",") if s]
-        self.values = params_mod.sections(tree, names)
-        merged = {}
-        for name in names:  # a step sees one flat dict; two sections may not define the same knob
-            sec = self.values[name]
-            clash = set(merged) & set(sec) if isinstance(sec, dict) else set()
-            if clash:
-                raise params_mod.ParamsError(f"sections {names} both define {sorted(clash)}")
-            merged.update(sec if isinstance(sec, dict) else {name.rsplit(".", 1)[-1]: sec})
-        self.p = merged
+        if self.reads is None:
+            raise params_mod.ParamsError(f"{self.module} declares no READS: add `READS = (...)` near its top, the "
+                                         "params.yaml sections it reads (workflow/core/declared.py)")
+        declared.check_given(self.module, self.reads, names)
+        self.values = params_mod.sections(tree, names + [n for n in self.plan_reads if n not in names])
+        self.p = declared.view({name: self.values[name] for name in names}, self.module)
         self._existing_at_start = sorted({relative(p) for p in path_arguments(self.args) if p.is_file()})
         raw = [ROOT / p for p in self._existing_at_start if p.startswith("data/raw/")]
         if raw and self.verify_raw:  # a truncated or edited catalog file ends the job here, not half-read
@@ -150,7 +157,12 @@ class Step:
             verify_step_inputs(raw)
         self.compute_started = time.time()  # from here on: the step's own work (bench/job_overhead.py)
         self.log(f"start {self.args.rule} [{self.args.wildcards}] profile={self.args.profile} params={names}")
-        return self.args, merged
+        return self.args, self.p
+
+    def subtree(self, prefix: str) -> declared.Params:
+        """The declared sections (READS and PLAN_READS) under `prefix`, nested as in params.yaml: what a paper's plan
+        functions take ({'soft_qd.seeds': s, ...} -> {'seeds': s, ...})."""
+        return declared.subtree(self.values, prefix, self.module)
 
     @staticmethod
     def log(message: str) -> None:

@@ -193,22 +193,33 @@ def parameter_count(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
-def fit(model: nn.Module, batch_loss, p: dict, curve) -> float:
-    """The tiny LMs' training loop: AdamW (p: lr, weight_decay) with `warmup` steps of warm-up and cosine decay
-    over `steps`; batch_loss() gives one batch's loss; curve(step, mean loss) every `curve_every` steps and at the
-    end. Returns the last interval's mean loss; the model is left in eval mode."""
-    optimizer = torch.optim.AdamW(model.parameters(), lr=p["lr"], weight_decay=p["weight_decay"])
-    schedule = warmup_cosine(optimizer, p["warmup"], p["steps"])
+@dataclass(frozen=True)
+class Schedule:
+    """The knobs of the training loop (fit); each paper fills them from its own params section."""
+
+    steps: int
+    lr: float
+    weight_decay: float
+    warmup: int  # steps of linear warm-up, then cosine decay to zero at `steps`
+    curve_every: int  # a curve point every this many steps (and at the end)
+
+
+def fit(model: nn.Module, batch_loss, schedule: Schedule, curve) -> float:
+    """The tiny LMs' training loop: AdamW with warm-up and cosine decay (the Schedule); batch_loss() gives one batch's
+    loss; curve(step, mean loss) every `curve_every` steps and at the end. Returns the last interval's mean loss; the
+    model is left in eval mode."""
+    optimizer = torch.optim.AdamW(model.parameters(), lr=schedule.lr, weight_decay=schedule.weight_decay)
+    lr_schedule = warmup_cosine(optimizer, schedule.warmup, schedule.steps)
     running, mean = [], float("nan")
     model.train()
-    for step in range(1, p["steps"] + 1):
+    for step in range(1, schedule.steps + 1):
         loss = batch_loss()
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-        schedule.step()
+        lr_schedule.step()
         running.append(loss.item())
-        if step % p["curve_every"] == 0 or step == p["steps"]:
+        if step % schedule.curve_every == 0 or step == schedule.steps:
             mean = sum(running) / len(running)
             curve(step, mean)
             running = []

@@ -22,6 +22,8 @@ from workflow.core.resources import peak_mb
 from workflow.core.step import Step, git_commit
 from workflow.core.store import dashboard_url, tracking_uri
 
+READS = ("report",)
+
 TEMPLATE = Path(__file__).with_name("template.html")
 
 

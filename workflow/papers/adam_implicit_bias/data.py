@@ -11,6 +11,8 @@ from workflow.core.step import Step
 from . import methods, references
 from .plan import family_and_index
 
+READS = ("adam_implicit_bias.data", "adam_implicit_bias.refs")
+
 FAMILIES = {"gr": (references.make_gr, 0), "gauss": (references.make_gauss, 1000)}  # generator, seed offset
 
 

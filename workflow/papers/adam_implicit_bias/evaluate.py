@@ -13,6 +13,8 @@ from workflow.core.step import Step
 
 from . import plan
 
+READS = ("adam_implicit_bias",)
+
 CLAIMS = Path(__file__).with_name("claims.yaml")
 BATCH_SWEEP = {"adam": ["inc_adam", "mb2_adam", "mb5_adam", "det_adam"],
                "signum": ["inc_signum", "mb2_signum", "mb5_signum", "det_signum"],

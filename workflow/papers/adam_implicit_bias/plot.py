@@ -8,6 +8,8 @@ import pandas as pd
 from workflow.core import plotting
 from workflow.core.step import Step
 
+READS = ()
+
 LABELS = {"inc_adam": "Inc-Adam", "det_adam": "Det-Adam", "adam_proxy": "AdamProxy", "inc_adam_b99": "Inc-Adam β2=0.99",
           "inc_adam_b9999": "Inc-Adam β2=0.9999", "inc_signum": "Inc-Signum", "det_signum": "Det-Signum"}
 BATCHES = {"inc": 1, "mb2": 2, "mb5": 5, "det": 10}

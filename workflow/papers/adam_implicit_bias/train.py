@@ -14,6 +14,8 @@ from workflow.core.step import Step
 
 from . import methods, plan
 
+READS = ("adam_implicit_bias.train", "adam_implicit_bias.algorithms", "adam_implicit_bias.plan")
+
 
 def direction_metrics(W: np.ndarray, data: dict) -> dict[str, np.ndarray]:
     """Per recorded iterate: cosine to w_2, w_inf, w_fp and the normalised margin ratios r_2, r_inf."""

@@ -18,6 +18,8 @@ from . import models as M
 from . import plan as P
 from . import records
 
+READS = ("aurelius.plan",)
+
 CLAIMS = Path(__file__).with_name("claims.yaml")
 # Negative controls (claims.yaml `controls:`): the run each one puts in which run's place.
 CONTROLS = {"reference_audio": {"zs": "reference", "ft_3": "reference"},

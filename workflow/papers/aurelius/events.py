@@ -13,6 +13,8 @@ from workflow.core.step import Step
 
 from . import sounds as S
 
+READS = ("aurelius.events",)
+
 
 def candidates(per_family: int, seed: int) -> list[dict]:
     real = [{"kind": "real", "name": n, "family": "theme", "phrases": p} for n, p in S.REAL.items()]

@@ -15,6 +15,8 @@ from workflow.core.step import Step
 from . import relations as R
 from . import sounds as S
 
+READS = ("aurelius.pairs",)
+
 
 def relation_pair(rel: R.Relation, classes: list[dict], real: dict, rng: np.random.Generator):
     slots = rng.choice(len(classes), size=2, replace=False)

@@ -19,6 +19,8 @@ from . import plan as P
 from . import records
 from . import sounds as S
 
+READS = ("aurelius.plan",)
+
 NAMES = {"reference": "reference audio", "zs": "ZS (general pairs only)", "ft_3": "FT, all of N_max",
          "fs_3": "FS, all of N_max", "ft_1": "FT, 1/3", "fs_1": "FS, 1/3", "ft_2": "FT, 2/3", "fs_2": "FS, 2/3",
          "zs_scrambled": "control: ZS on scrambled captions", "ft_shuffled_3": "control: FT on shuffled captions",

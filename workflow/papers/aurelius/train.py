@@ -20,6 +20,8 @@ from workflow.core.step import Step, seed_everything
 from . import models as M
 from . import plan as P
 
+READS = ("aurelius.train",)
+
 
 def training_data(run: str, pairs: dict, mels: dict, rng: np.random.Generator):
     """(captions, log-mels) the run trains on; a control's captions permuted among its pairs."""

@@ -11,6 +11,8 @@ from workflow.lib.tinylm import parameter_count
 
 from . import methods as M
 
+READS = ("code_reasoning.model", "code_reasoning.base")
+
 
 def main(argv=None):
     step = Step("code_reasoning", "base", __doc__)

@@ -10,6 +10,8 @@ from workflow.core.step import Step
 from . import sets as S
 from . import world as W
 
+READS = ("code_reasoning.data",)
+
 
 def main(argv=None):
     step = Step("code_reasoning", "data", __doc__)

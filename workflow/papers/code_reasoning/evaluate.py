@@ -14,6 +14,8 @@ from workflow.core.step import Step
 
 from . import plan
 
+READS = ("code_reasoning.plan",)
+
 CLAIMS = Path(__file__).with_name("claims.yaml")
 STRUCTURAL = ("py_nows", "py_kwrand")
 SEMANTIC = ("py_varren", "py_nocomm", "py_commswap")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from workflow.lib.tinylm import Config, TinyLM, fit, greedy, next_token_loss
+from workflow.lib.tinylm import Config, Schedule, TinyLM, fit, greedy, next_token_loss
 from workflow.lib.tokenizer import CharVocab
 
 from . import world as W
@@ -20,6 +20,12 @@ def vocab() -> CharVocab:
 def build(p: dict, vocab_size: int) -> TinyLM:
     return TinyLM(Config(vocab=vocab_size, d=p["d"], layers=p["layers"], heads=p["heads"], causal=True,
                          max_positions=W.PROMPT_LEN + W.RESPONSE_LEN))
+
+
+def schedule(p: dict) -> Schedule:
+    """The training loop's knobs of a code_reasoning.base or code_reasoning.sft section."""
+    return Schedule(steps=p["steps"], lr=p["lr"], weight_decay=p["weight_decay"], warmup=p["warmup"],
+                    curve_every=p["curve_every"])
 
 
 def encode(vocab: CharVocab, pairs) -> tuple[torch.Tensor, torch.Tensor]:
@@ -58,7 +64,7 @@ def pretrain(model: TinyLM, vocab: CharVocab, text: str, priming: list, p: dict,
         prompts, responses = encode(vocab, prose_pairs(text, rng, half) + [items[i] for i in pick])
         return next_token_loss(model, prompts, responses, vocab.eos)
 
-    return fit(model, batch_loss, p, curve)
+    return fit(model, batch_loss, schedule(p), curve)
 
 
 def finetune(model: TinyLM, vocab: CharVocab, train: list[dict], priming: list, variant: str, p: dict, seed: int,
@@ -77,7 +83,7 @@ def finetune(model: TinyLM, vocab: CharVocab, train: list[dict], priming: list, 
         pairs += [items[i] for i in rng.integers(0, len(items), size=replayed)]
         return next_token_loss(model, *encode(vocab, pairs), vocab.eos)
 
-    return fit(model, batch_loss, p, curve)
+    return fit(model, batch_loss, schedule(p), curve)
 
 
 @torch.no_grad()

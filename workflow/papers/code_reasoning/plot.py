@@ -12,6 +12,8 @@ from workflow.core.step import Step
 
 from . import plan
 
+READS = ("code_reasoning.plan",)
+
 AXES = {  # panel -> the variants it compares (in order)
     "structure vs semantics": ["py", "py_nows", "py_kwrand", "py_varren", "py_nocomm", "py_commswap"],
     "explicitness": ["py", "pseudo", "flowchart", "nlsteps", "nl"],

@@ -12,6 +12,8 @@ from workflow.core.step import Step, seed_everything
 from . import methods as M
 from . import plan
 
+READS = ("code_reasoning.model", "code_reasoning.sft")
+
 
 def score(model, vocab, test: dict) -> tuple[dict, dict]:
     """(accuracy per task, the parsed answers per task)."""

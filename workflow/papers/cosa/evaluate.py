@@ -19,6 +19,8 @@ from workflow.core.step import Step
 
 from . import plan
 
+READS = ("cosa.datasets",)
+
 CLAIMS = Path(__file__).with_name("claims.yaml")
 REAL_HOURLY = ("vic_elec", "EPF_FR_BE")
 ABLATIONS = {"context": "cosa_no_ctx", "gate": "cosa_no_gate", "pogt": "cosa_no_pogt", "calr": "cosa_no_calr"}

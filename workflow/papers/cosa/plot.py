@@ -9,6 +9,8 @@ from workflow.core import plotting
 from workflow.core.io import write_text
 from workflow.core.step import Step
 
+READS = ()
+
 # negative controls and placebos, not methods of the paper
 CONTROLS = ("cosa_stale_gt", "cosa_leak_one_step", "cosa_flip_resid", "cosa_shuffled_ctx", "cosa_input_gcm")
 

@@ -11,6 +11,8 @@ from workflow.core.step import Step
 
 from . import datasets
 
+READS = ("cosa.datasets.{dataset}.source", "cosa.datasets.{dataset}.length", "cosa.generator", "cosa.split")
+
 
 def from_raw(source: str, path: Path) -> tuple[np.ndarray, list[str]]:
     """Read a catalog file into a (time, channel) matrix at the resolution the experiment uses."""

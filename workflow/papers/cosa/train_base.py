@@ -8,6 +8,8 @@ from workflow.core.step import Step, seed_everything
 
 from . import datasets, models
 
+READS = ("cosa.datasets.{dataset}.lookback", "cosa.base")
+
 
 def main(argv=None):
     step = Step("cosa", "train_base", __doc__)

@@ -17,6 +17,8 @@ from workflow.lib.training import state_hash
 
 from . import datasets, models, stream
 
+READS = ("cosa.datasets.{dataset}.lookback", "cosa.tta")
+
 TUNED = {"cosa": "cosa", "tafas_lite": "tafas_lite", "cosa_no_ctx": "cosa", "cosa_no_gate": "cosa",
          "cosa_no_pogt": "cosa", "cosa_no_calr": "cosa", "cosa_stale_gt": "cosa",
          "cosa_leak_one_step": "cosa", "cosa_flip_resid": "cosa",

@@ -18,6 +18,8 @@ from workflow.core.step import Step
 from . import methods as M
 from . import plan
 
+READS = ("fairness_pareto.plan",)
+
 CLAIMS = Path(__file__).with_name("claims.yaml")
 EOD_LEVEL = 0.03   # C4: accuracy at test EOd <= 0.03 (spec), each point mixed with the constant predictor to meet it
 EPS_CLAIMS = 0.3   # C1/C3: eps grid 0 : 0.01 : 0.3 (spec)

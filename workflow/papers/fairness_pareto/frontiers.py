@@ -27,6 +27,8 @@ from workflow.core.step import Step
 from . import lp
 from . import methods as M
 
+READS = ("fairness_pareto.frontiers",)
+
 
 def eps_grid(step: float, fine_max: float, coarse_step: float) -> np.ndarray:
     """eps = 0 : step : fine_max (claims), then fine_max : coarse_step : 1 (plots)."""

@@ -22,6 +22,8 @@ from workflow.core.step import Step, seed_everything
 from . import lp
 from . import methods as M
 
+READS = ("fairness_pareto.interventions", "fairness_pareto.frontiers.roc_thresholds")
+
 def frozen_score():
     """A prefit sklearn estimator whose input IS the frozen base logit (column 0), for ThresholdOptimizer."""
     from sklearn.base import BaseEstimator, ClassifierMixin

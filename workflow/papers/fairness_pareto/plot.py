@@ -11,6 +11,8 @@ from workflow.core import plotting
 from workflow.core.io import write_text
 from workflow.core.step import Step
 
+READS = ()
+
 FRONTIERS = {"ours": ("Ours (MS frontier)", "-", 2.0, "black"), "fact": ("FACT", "--", 1.4, "#7f7f7f"),
              "factgstar": ("FACT + G-STAR", "-.", 1.4, "#8c564b"), "postproc": ("best post-proc. of score (test)", ":", 1.2, "#17becf")}
 METHODS = {"ours_eod": "Ours (group bias, EOd)", "ours_dp": "Ours (group bias, DP)", "gstar_eod": "G-STAR (EOd)",

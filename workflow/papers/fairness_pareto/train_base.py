@@ -21,6 +21,8 @@ from workflow.core.step import Step, seed_everything
 
 from . import data, methods
 
+READS = ("fairness_pareto.datasets.{dataset}", "fairness_pareto.base")
+
 
 class FairMLP(nn.Module):
     def __init__(self, d_in: int, hidden: int, proj: int):

@@ -17,6 +17,8 @@ from workflow.lib import graphs, mfeat
 
 from . import methods
 
+READS = ("fsd_cap.datasets.{dataset}", "fsd_cap.csbm")
+
 
 def build(p: dict, raw: list[Path]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(adjacency, X, y) of the data set described by the merged params `p`."""

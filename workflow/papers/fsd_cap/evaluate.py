@@ -21,6 +21,8 @@ from workflow.core.step import Step
 from . import plan
 from .tables import at_rate
 
+READS = ("fsd_cap.plan", "fsd_cap.missing")
+
 CLAIMS = Path(__file__).with_name("claims.yaml")
 # control -> method in FSD-CAP's place (placebo_class_labels: CAP with label-free classes, the claims' placebo)
 CONTROLS = {"cap_no_classes": "cap_no_classes", "official_protocol": "fsd_cap_official", "placebo_class_labels": "cap_label_free"}

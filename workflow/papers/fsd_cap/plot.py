@@ -12,6 +12,8 @@ from workflow.core.step import Step
 
 from .tables import at_rate
 
+READS = ("fsd_cap.missing",)
+
 ORDER = ["full", "zero", "mean", "fp", "pcfi_lite", "stage1_only", "cap_no_classes", "cap_label_free", "cap_train_labels_only",
          "fsd_cap_official", "fsd_cap"]
 GRAPHS = {"csbm": "CSBM (h=0.8)", "csbm_het": "CSBM (h=0.2)", "mfeat": "UCI digits kNN (real)"}

@@ -21,6 +21,10 @@ from workflow.lib import graphs
 from . import methods
 from .plan import planned_methods
 
+READS = ("fsd_cap.plan.{dataset}", "fsd_cap.tasks.{dataset}", "fsd_cap.split",
+         "fsd_cap.missing", "fsd_cap.impute", "fsd_cap.gnn",
+         "fsd_cap.link", "fsd_cap.sweep")
+
 GNN_KEYS = ("hidden", "layers", "dropout", "lr", "weight_decay", "epochs", "patience")
 
 

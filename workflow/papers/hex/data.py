@@ -9,6 +9,8 @@ from workflow.core.io import write_json
 from workflow.core.step import Step
 from workflow.lib import arith
 
+READS = ("hex.data",)
+
 
 def problem_sets(data: dict) -> dict:
     test = arith.problems(data["test_seed"], data["test"], data["min_ops"], data["max_ops"])

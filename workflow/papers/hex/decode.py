@@ -14,6 +14,8 @@ from workflow.lib import arith
 
 from . import methods as M
 
+READS = ("hex.model", "hex.decode")
+
 JUDGED = ("test", "long")  # the splits the claims read: chains like the training ones, and longer ones
 
 

@@ -16,6 +16,8 @@ from workflow.core.step import Step
 from . import plan
 from .decode import JUDGED
 
+READS = ("hex.decode", "hex.plan")
+
 CLAIMS = Path(__file__).with_name("claims.yaml")
 PLACEBO_SEED = 9000  # K4's placebo: model seed s draws its random picks with rng(PLACEBO_SEED + s)
 

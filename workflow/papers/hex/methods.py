@@ -9,7 +9,7 @@ from dataclasses import replace
 import torch
 
 from workflow.lib import arith, diffusion
-from workflow.lib.tinylm import Config, TinyLM, as_bidirectional, fit, next_token_loss
+from workflow.lib.tinylm import Config, Schedule, TinyLM, as_bidirectional, fit, next_token_loss
 
 from . import plan
 
@@ -20,6 +20,12 @@ def build(p: dict, vocab_size: int) -> TinyLM:
     """The bidirectional masked-diffusion model (LLaDA's encoder); p: the hex.model section (shift: Dream's shift, the
     logits of position i read from position i - 1, which keeps an initialising ARM's next-token head)."""
     return TinyLM(Config(vocab=vocab_size, d=p["d"], layers=p["layers"], heads=p["heads"], causal=False, shift=p["shift"]))
+
+
+def schedule(p: dict) -> Schedule:
+    """The training loop's knobs of the hex.train section."""
+    return Schedule(steps=p["steps"], lr=p["lr"], weight_decay=p["weight_decay"], warmup=p["warmup"],
+                    curve_every=p["curve_every"])
 
 
 def train(model: TinyLM, p: dict, seed: int, held_out: set[str], curve, arm_curve=None) -> float:
@@ -39,11 +45,11 @@ def train(model: TinyLM, p: dict, seed: int, held_out: set[str], curve, arm_curv
         torch.manual_seed(seed)  # the ARM's initial weights from the seed alone (as the calibration pilots drew them)
         arm = TinyLM(replace(model.config, causal=True, shift=False))
         fit(arm, lambda: next_token_loss(arm, *stream.batch(p["batch"]), eos=stream.vocab.eos),
-            p | {"steps": init["steps"], "lr": init["lr"]}, arm_curve or (lambda s, v: None))
+            replace(schedule(p), steps=init["steps"], lr=init["lr"]), arm_curve or (lambda s, v: None))
         model.load_state_dict(as_bidirectional(arm, shift=model.config.shift).state_dict())
     noise = torch.Generator().manual_seed(seed)
     return fit(model, lambda: diffusion.masked_diffusion_loss(model, *stream.batch(p["batch"]), stream.vocab.mask, noise),
-               p, curve)
+               schedule(p), curve)
 
 
 def sampling_seed(model_seed: int, decoder: str) -> int:

@@ -13,6 +13,8 @@ from workflow.core.step import Step
 
 from . import plan
 
+READS = ("hex.plan",)
+
 
 def fig_main(main: pd.DataFrame):
     import seaborn as sns

@@ -11,6 +11,8 @@ from workflow.lib.tinylm import parameter_count
 
 from . import methods as M
 
+READS = ("hex.data", "hex.model", "hex.train")
+
 
 def main(argv=None):
     step = Step("hex", "train", __doc__)

@@ -13,6 +13,8 @@ from workflow.core.step import Step
 
 from . import plan
 
+READS = ("hypergraph_sparsify",)
+
 CLAIMS = Path(__file__).with_name("claims.yaml")
 # Negative controls (claims.yaml `controls:`): the method rows each one replaces, and by which run. The control's
 # metrics come from the same ``measure`` on the table with the control in the method's place.

@@ -10,6 +10,8 @@ from workflow.core import plotting
 from workflow.core.io import write_text
 from workflow.core.step import Step
 
+READS = ()
+
 ORDER = ["store-all", "uniform", "offline-is", "online-exact", "online-sketch", "stream", "mr-only",
          "uniform-online", "online-shuffled"]
 CONTROLS = {"uniform-online", "online-shuffled"}  # negative controls, run at m_large only

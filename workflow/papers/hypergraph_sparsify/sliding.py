@@ -19,6 +19,9 @@ from . import methods as M
 from .metrics import evaluate_sliding
 from .instances import make_stream, rng_for
 
+READS = ("hypergraph_sparsify.data", "hypergraph_sparsify.families.{family}", "hypergraph_sparsify.sliding",
+         "hypergraph_sparsify.eval")
+
 SLIDING = 99  # the extra seed part of the sliding runs (the sweep uses 0..len(instances.ORDERS)-1)
 
 

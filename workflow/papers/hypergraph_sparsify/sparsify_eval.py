@@ -22,6 +22,9 @@ from . import methods as M
 from .metrics import evaluate_sparsifier, make_test_family, reference_stats
 from .instances import ORDERS, make_stream, rng_for
 
+READS = ("hypergraph_sparsify.data", "hypergraph_sparsify.families.{family}", "hypergraph_sparsify.sweep",
+         "hypergraph_sparsify.methods", "hypergraph_sparsify.eval")
+
 SCALARS = ("stored", "frac_stored", "bits", "bits_frac", "peak_stored", "peak_bits", "sketch_rows", "sketch_bits",
            "bits_total", "bridges_kept", "time_s", "mean_p", "block", "levels", "max_level", "reductions", "thinned")
 # Uniform reservoir baselines: name -> (the method whose memory it gets, which memory). Equal memory: C1, C3.

@@ -15,6 +15,8 @@ from workflow.core.step import Step
 from . import qa
 from . import world as W
 
+READS = ("internspatial.data",)
+
 
 def build(n_scenes: int, rng: np.random.Generator, offset: int = 0):
     """(images, ids, scene records, items) of n_scenes scenes; scene indices start at `offset`."""

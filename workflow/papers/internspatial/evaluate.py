@@ -15,6 +15,8 @@ from workflow.core.step import Step
 
 from . import qa, records
 
+READS = ("internspatial.plan",)
+
 CLAIMS = Path(__file__).with_name("claims.yaml")
 # Negative controls (claims.yaml `controls:`): the run each one puts in M2's place.
 CONTROLS = {"shuffled_spatial": {"m2": "m2_shuffled"}, "wrong_cues": {"m2": "m2_wrongcue"},

@@ -16,6 +16,8 @@ from workflow.core.step import Step
 
 from . import plan, qa, records
 
+READS = ("internspatial.plan",)
+
 NAMES = {"prior": "majority answer", "m0": "M0 base", "m1": "M1 spatial-raw", "m2": "M2 spatial (19 formats)",
          "m2_shuffled": "control: shuffled answers", "m2_wrongcue": "control: wrong cues",
          "m2_nogeneral": "control: no general QA", "m2_shuffledgeneral": "placebo: shuffled general answers"}

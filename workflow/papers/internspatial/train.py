@@ -14,6 +14,8 @@ from workflow.core.step import Step, seed_everything
 from . import methods as M
 from . import qa
 
+READS = ("internspatial.train",)
+
 
 def main(argv=None):
     step = Step("internspatial", "train", __doc__)

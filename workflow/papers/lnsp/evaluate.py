@@ -26,6 +26,8 @@ from workflow.core.step import Step
 
 from . import plan
 
+READS = ("lnsp",)
+
 CLAIMS = Path(__file__).with_name("claims.yaml")
 GATE = plan.GATE  # spec C2/C3: a teacher counts when its held-out NSP string accuracy is >= 99.9 %
 C4_FACTOR = 3     # spec C4: classic L* needs >= 3x the samples of L*_nsp to reach the target

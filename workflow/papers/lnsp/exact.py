@@ -13,6 +13,8 @@ from workflow.core.step import Step, seed_everything
 
 from . import methods
 
+READS = ("lnsp.exact", "lnsp.learners")
+
 KEYS = ("n_states", "equivalent", "same_size", "converged", "n_mq", "n_gen", "n_samples", "samples_to_last_cex",
         "rounds", "time_s")
 # column prefix -> the NSP teacher L*_nsp learns from (methods.exact_teacher)

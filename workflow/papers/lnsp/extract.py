@@ -13,6 +13,8 @@ from workflow.core.step import Step, seed_everything
 from . import methods, plan, teachers
 from .plan import GATE
 
+READS = ("lnsp.extract", "lnsp.learners", "lnsp.teachers", "lnsp.weak_teachers", "lnsp.variants")
+
 KEYS = ("n_states", "target_states", "equivalent", "same_size", "converged", "n_mq", "n_gen", "n_samples",
         "samples_to_last_cex", "rounds", "time_s", "hyp_sizes", "distinguishing_word")
 
@@ -63,7 +65,7 @@ def main(argv=None):
     step.parser.add_argument("--out", type=Path, required=True, help=".json: one record per teacher, in the plan's order")
     args, p = step.start(argv)
     records = []
-    for variant, lang in plan.extract_teachers(step.tree["lnsp"], args.seed):  # the rule reads the plan's sections
+    for variant, lang in plan.extract_teachers(step.subtree("lnsp"), args.seed):
         seed_everything(args.seed)  # every teacher's extraction starts from the same state, as in a job of its own
         files = plan.teacher_files(variant, args.seed, lang)
         records.append(extract_teacher(Path(files["model"]), Path(files["summary"]), args.seed, p, step.log))

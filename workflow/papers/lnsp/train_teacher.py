@@ -9,6 +9,8 @@ from workflow.core.step import Step, seed_everything
 
 from . import methods, teachers
 
+READS = ("lnsp.teacher", "lnsp.variants.{variant}")
+
 
 def main(argv=None):
     step = Step("lnsp", "train_teacher", __doc__)

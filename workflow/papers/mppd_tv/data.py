@@ -10,6 +10,8 @@ from workflow.core.io import write_npz
 from workflow.core.step import Step
 from workflow.lib import images
 
+READS = ("mppd_tv.data",)
+
 
 def main(argv=None):
     step = Step("mppd_tv", "data", __doc__)

@@ -15,6 +15,8 @@ from workflow.core.step import Step
 
 from . import plan
 
+READS = ("mppd_tv.plan", "mppd_tv.eval")
+
 CLAIMS = Path(__file__).with_name("claims.yaml")
 # Negative controls (claims.yaml `controls:`): the run each one stands in for. The toy's control swaps noise kinds.
 CONTROLS = {"detached_regulariser": {"tv_l1": "tv_l1_detached"},

@@ -13,6 +13,8 @@ from workflow.core import plotting
 from workflow.core.io import read_json
 from workflow.core.step import Step
 
+READS = ()
+
 ORDER = ["plain", "tv_l2", "tv_l1", "tv_l1_temporal", "tv_l1_detached", "tv_l1_shuffled"]
 MODES = {"gn": "Gaussian-noise training", "at": "FGSM adversarial training"}
 

@@ -11,6 +11,8 @@ from workflow.core.step import Step
 
 from . import tv
 
+READS = ("mppd_tv.toy",)
+
 
 def bumps(p: dict) -> list[dict]:
     """One row per (height, width, fidelity): the recovered height and the closed form's."""

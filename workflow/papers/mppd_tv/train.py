@@ -12,6 +12,8 @@ from workflow.core.step import Step, seed_everything
 
 from . import methods as M
 
+READS = ("mppd_tv.model", "mppd_tv.train", "mppd_tv.eval")
+
 
 def main(argv=None):
     step = Step("mppd_tv", "train", __doc__)

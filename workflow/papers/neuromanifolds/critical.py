@@ -14,6 +14,8 @@ from workflow.core.step import Step
 from . import nets, points, training
 from .points import arch_spec
 
+READS = ("neuromanifolds.critical",)
+
 KINDS = ("mlp", "cnn")
 
 

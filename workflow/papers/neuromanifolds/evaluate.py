@@ -18,6 +18,8 @@ from workflow.core import claims as claims_mod
 from workflow.core.io import read_npz, write_text
 from workflow.core.step import Step
 
+READS = ()
+
 CLAIMS = Path(__file__).with_name("claims.yaml")
 
 

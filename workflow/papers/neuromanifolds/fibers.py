@@ -14,6 +14,8 @@ from workflow.core.step import Step
 from . import identifiability, nets, points
 from .points import arch_spec, point_seed, random_point
 
+READS = ("neuromanifolds.fibers",)
+
 
 def fiber_rows(specs: list[dict], degree: int, n_points: int, starts: int, max_nfev: int, seed: int,
                activation: str = "generic", log=print) -> list:

@@ -10,6 +10,8 @@ import pandas as pd
 from workflow.core import plotting
 from workflow.core.step import Step
 
+READS = ()
+
 RANK_TOL = 1e-8     # numerical rank: singular values > 1e-8 s_max (spec 6.3)
 GRAD_TOL = 1e-8     # a subnetwork fit is a critical point if ||grad L_sub|| < 1e-8 (spec C5)
 FLOOR = 1e-17       # exact zeros drawn here on log axes

@@ -16,6 +16,8 @@ from workflow.core.step import Step
 from . import dimension, nets, points, singular
 from .points import arch_spec, point_seed, random_point
 
+READS = ("neuromanifolds.architectures", "neuromanifolds.ranks")
+
 DEAD = {"layer": 1, "neuron": 0}  # E4: which neuron dies; every neuron of a layer is equivalent (permutation symmetry)
 DIM_COLUMNS = ["arch", "kind", "activation", "sigma", "degree", "n_points", "n_params", "n_hidden", "ambient",
                "ambient_generic", "ambient_monomial", "formula", "expected", "upper_bound", "rank_numeric",

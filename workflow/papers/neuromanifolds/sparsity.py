@@ -13,6 +13,8 @@ from workflow.core.step import Step
 from . import nets, points, training
 from .points import arch_spec
 
+READS = ("neuromanifolds.sparsity",)
+
 
 def trial(spec: dict, c, p: dict, seed: int, index: int) -> dict:
     """One GD run of `spec` on data of a dense random teacher of the same architecture (generic: not sparse)."""

@@ -9,6 +9,8 @@ from workflow.core.step import Step
 
 from . import tasks as M
 
+READS = ("refusion.data",)
+
 
 def problem_sets(p: dict) -> dict:
     sets = {}

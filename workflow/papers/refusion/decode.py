@@ -17,6 +17,8 @@ from workflow.lib import diffusion
 from . import methods as M
 from . import plan
 
+READS = ("refusion.model", "refusion.decode")
+
 
 def rows_of(decoder: str, task: str, pairs, responses, counts, vocab) -> list[dict]:
     """One row per problem; counts: (forwards, queries, queries without the cache) per problem."""

@@ -12,6 +12,8 @@ from workflow.core.step import Step
 
 from . import plan
 
+READS = ("refusion.plan",)
+
 CLAIMS = Path(__file__).with_name("claims.yaml")
 MDM = "mdm/s32"   # one token per step: the MDM of K1, K2 and K5 (spec: the quality setting)
 CONTROLS = {      # claims.yaml `controls:`: the decoder each puts in ReFusion's place

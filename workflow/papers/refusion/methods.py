@@ -27,7 +27,7 @@ import torch.nn.functional as F
 
 from workflow.lib import arith, diffusion
 from workflow.lib.arith import encode  # both tasks fit the chains' prompt and answer lengths
-from workflow.lib.tinylm import Config, KVCache, TinyLM, fit, greedy, next_token_loss
+from workflow.lib.tinylm import Config, KVCache, Schedule, TinyLM, fit, greedy, next_token_loss
 
 from . import tasks
 
@@ -86,7 +86,8 @@ def train(model: TinyLM, kind: str, p: dict, seed: int, held_out: set[str], curv
         k = p["slot_sizes"][int(torch.randint(len(p["slot_sizes"]), (1,), generator=noise))]
         return refusion_loss(model, prompt, response, k, stream.vocab.mask, noise)
 
-    return fit(model, batch_loss, p | {"lr": p["lr"][kind]}, curve)
+    return fit(model, batch_loss, Schedule(steps=p["steps"], lr=p["lr"][kind], weight_decay=p["weight_decay"],
+                                           warmup=p["warmup"], curve_every=p["curve_every"]), curve)
 
 
 # ---- decoding ----------------------------------------------------------------------------------------------

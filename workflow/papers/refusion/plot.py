@@ -9,6 +9,8 @@ import pandas as pd
 from workflow.core import plotting
 from workflow.core.step import Step
 
+READS = ()
+
 SHOWN = ["arm", "mdm/s32", "mdm/s16", "refusion", "refusion_plan_only", "refusion_one_slot", "refusion_no_cache"]
 
 

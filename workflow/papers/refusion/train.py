@@ -10,6 +10,8 @@ from workflow.lib.tinylm import parameter_count
 
 from . import methods as M
 
+READS = ("refusion.data", "refusion.model", "refusion.train")
+
 
 def main(argv=None):
     step = Step("refusion", "train", __doc__)

@@ -18,6 +18,8 @@ from workflow.core.step import Step
 
 from .plan import cell_path, cells
 
+READS = ("scsd.plan", "scsd.datasets")
+
 CLAIMS = Path(__file__).with_name("claims.yaml")
 BASELINES = ("late_fusion_mlp", "dicnet_lite", "br_logreg")
 ABLATIONS = {"vq": "scsd_no_vq", "xrec": "scsd_no_xrec", "lcw": "scsd_no_lcw", "sd": "scsd_no_sd"}

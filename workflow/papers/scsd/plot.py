@@ -10,6 +10,8 @@ from workflow.core import plotting
 from workflow.core.io import read_json, write_text
 from workflow.core.step import Step
 
+READS = ("scsd.plan",)
+
 METRICS = {"ap": "AP", "one_minus_hl": "1-HL", "one_minus_rl": "1-RL", "auc": "AUC"}
 ORDER = ["scsd", "late_fusion_mlp", "dicnet_lite", "br_logreg", "scsd_no_vq", "scsd_no_xrec", "scsd_no_lcw", "scsd_no_sd"]
 

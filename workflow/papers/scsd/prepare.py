@@ -12,6 +12,8 @@ from workflow.lib import mfeat
 
 from . import data as D
 
+READS = ("scsd.datasets.{dataset}",)
+
 
 def build(p: dict, raw: list[Path]) -> dict:
     source = p["source"]

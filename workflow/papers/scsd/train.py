@@ -15,6 +15,10 @@ from . import data as D
 from . import methods as M
 from . import models, plan
 
+READS = ("scsd.datasets.{dataset}", "scsd.run")
+# read only to find the methods this cell runs (scsd.plan.cell_methods): the rule stamps that list, not these
+PLAN_READS = ("scsd.plan", "scsd.datasets")
+
 
 def load(path: Path) -> tuple[list[np.ndarray], np.ndarray, list[str]]:
     z = read_npz(path)
@@ -80,7 +84,7 @@ def main(argv=None):
     step.parser.add_argument("--seed", type=int, required=True, help="fold and seed")
     step.parser.add_argument("--out", type=Path, required=True)
     args, p = step.start(argv)
-    scsd = step.tree["scsd"]
+    scsd = step.subtree("scsd")
     cell_methods = plan.cell_methods(scsd["plan"], scsd["datasets"], args.dataset, args.missing_view, args.seed)
     views, y, names = load(args.data)
     views, split = fold_data(views, y, p, args.missing_view, args.seed)

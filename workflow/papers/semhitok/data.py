@@ -12,6 +12,8 @@ from workflow.core.step import Step
 
 from . import world
 
+READS = ("semhitok.data",)
+
 
 def main(argv=None):
     step = Step("semhitok", "data", __doc__)

@@ -14,6 +14,8 @@ from workflow.core.step import Step
 
 from . import records
 
+READS = ("semhitok.plan",)
+
 CLAIMS = Path(__file__).with_name("claims.yaml")
 # Negative controls (claims.yaml `controls:`): the run each one puts in SGHC's place.
 CONTROLS = {"random_routing": {"sghc": "random"}, "no_pixel_codes": {"sghc": "semonly"},

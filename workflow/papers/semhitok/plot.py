@@ -15,6 +15,8 @@ from workflow.core.step import Step
 
 from . import plan, records
 
+READS = ("semhitok.plan",)
+
 NAMES = {"sghc": "SemHiTok (SGHC)", "flat": "B4 flat two-level", "pixel": "B1 pixel-only VQ",
          "semonly": "B2 semantic-only", "random": "control: random routing",
          "coupled": "placebo: SGHC trained in one stage"}

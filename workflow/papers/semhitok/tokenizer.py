@@ -14,6 +14,8 @@ from workflow.core.step import Step, seed_everything
 from . import methods as M
 from . import plan
 
+READS = ("semhitok.tokenizer", "semhitok.codes", "semhitok.probe")
+
 
 def frozen(path: Path):
     """(teacher, evaluator, stage-1 semantic VQ) from the nets checkpoint, in eval mode."""

@@ -14,6 +14,8 @@ from workflow.core.step import Step, seed_everything
 from . import methods as M
 from . import world
 
+READS = ("semhitok.nets", "semhitok.codes", "semhitok.probe")
+
 
 def main(argv=None):
     step = Step("semhitok", "train_nets", __doc__)

@@ -14,6 +14,8 @@ from workflow.core.step import Step
 from . import episodes as E
 from . import plan
 
+READS = ("simuhome.plan",)
+
 CLAIMS = Path(__file__).with_name("claims.yaml")
 QT4_FEASIBLE = [f"{qt}_feasible" for qt in ("qt4_1", "qt4_2", "qt4_3")]
 INFEASIBLE = [c for c in E.CATEGORIES if c.endswith("_infeasible")]

@@ -9,6 +9,8 @@ from workflow.core.step import Step
 
 from . import episodes as E
 
+READS = ("simuhome.episodes",)
+
 
 def main(argv=None):
     step = Step("simuhome", "generate", __doc__)

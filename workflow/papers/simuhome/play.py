@@ -13,6 +13,8 @@ from workflow.core.step import Step
 from . import agents as A
 from . import plan
 
+READS = ("simuhome.agents",)
+
 
 def play(episodes: list[dict], config: tuple[str, float, bool], max_steps: int, seed: int) -> tuple[pd.DataFrame, list]:
     kind, eps, checked = config

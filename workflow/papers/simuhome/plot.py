@@ -13,6 +13,8 @@ from workflow.core.step import Step
 from . import episodes as E
 from . import plan
 
+READS = ("simuhome.plan",)
+
 
 def fig_table(table: pd.DataFrame):
     import seaborn as sns

@@ -23,6 +23,8 @@ from workflow.core.step import Step
 
 from . import environment, matter, sim
 
+READS = ("simuhome.fidelity",)
+
 EULER_S = 60  # the control's step
 
 

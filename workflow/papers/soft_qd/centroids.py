@@ -10,6 +10,8 @@ from workflow.core.step import Step
 
 from . import scores
 
+READS = ("soft_qd.evaluation.cells", "soft_qd.evaluation.samples", "soft_qd.evaluation.archive_seed")
+
 
 def main(argv=None):
     step = Step("soft_qd", "centroids", __doc__)

@@ -25,6 +25,9 @@ from . import plan, scores
 from .plan import BASELINES, CONTROL, PLACEBO
 from .scores import spearman_vs_sigma2
 
+READS = ("soft_qd.benchmarks", "soft_qd.methods", "soft_qd.seeds",
+         "soft_qd.control", "soft_qd.heatmap", "soft_qd.evaluation.vendi_max_n")
+
 CLAIMS = Path(__file__).with_name("claims.yaml")
 SUBMODULAR_TOL = 1e-9  # relative to S: the grid sum is exactly submodular up to float rounding
 
@@ -166,7 +169,7 @@ def main(argv=None):
     step.parser.add_argument("--summary", type=Path, required=True, help="mean/std per benchmark x m x method (.csv)")
     step.parser.add_argument("--claims", type=Path, required=True)
     args, p = step.start(argv)
-    runs = load_runs(plan.run_section(step.values), p["vendi_max_n"])  # the runs: files of the plan, not arguments
+    runs = load_runs(step.subtree("soft_qd"), p["vendi_max_n"])  # the runs: files of the plan, not arguments
     sweep = pd.read_csv(args.sweep)
     trials, limit = pd.read_csv(args.trials), pd.read_csv(args.limit)
     result = claims_mod.check(CLAIMS, measure(runs, sweep, trials, limit), args.profile, args.claims, step.log,

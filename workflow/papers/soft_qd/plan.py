@@ -15,8 +15,6 @@ PLACEBO = "squad_randnn"  # SQUAD repelled from K random population members inst
 METHODS = ("squad", *BASELINES, CONTROL, PLACEBO)
 SQUAD_VARIANTS = ("squad", CONTROL, PLACEBO)  # the runs with SQUAD's knobs
 HEATMAP_BENCHMARK = "rastrigin"  # Fig. C's archives: every method on LP-Rastrigin at heatmap.m, heatmap.seed
-# The sections of `soft_qd` that decide which runs exist (what the evaluate rule reads, besides its own knob).
-RUN_SECTIONS = ("benchmarks", "methods", "seeds", "control", "heatmap")
 FIGURES = ("fig_a_scalability", "fig_b_sigma_sweep", "fig_c_archives_m2", "fig_d_soft_qd_limit", "table_metrics")
 
 
@@ -104,8 +102,3 @@ def out_path(name: str) -> str:
 def figure_paths() -> list[str]:
     return [f"{OUT}/figures/{fig}.png" for fig in FIGURES]
 
-
-def run_section(values: dict) -> dict:
-    """The `soft_qd` sub-tree a step read as sections 'soft_qd.<name>' ({'soft_qd.seeds': ...} -> {'seeds': ...}),
-    so that the plan sees exactly the values the rule declared."""
-    return {name.split(".", 1)[1]: value for name, value in values.items()}

@@ -13,6 +13,8 @@ from workflow.core import plotting
 from workflow.core.io import read_npz
 from workflow.core.step import Step
 
+READS = ()
+
 LABELS = {"squad": "SQUAD", "cma_mae": "CMA-MAE (ribs)", "cma_maega": "CMA-MAEGA (ribs)", "map_elites": "MAP-Elites (ribs)",
           "squad_norep": "SQUAD w/o repulsion (control)", "squad_randnn": "SQUAD, random neighbours (placebo)"}
 ORDER = list(LABELS.values())

@@ -16,6 +16,11 @@ from workflow.core.step import Step
 
 from . import methods, plan
 
+READS = ("soft_qd.budget", "soft_qd.benchmarks.{sqd_bench}.D", "soft_qd.squad", "soft_qd.ribs")
+# read only to find the methods this job runs (soft_qd.plan.job_methods): the rule stamps that list, not these
+PLAN_READS = ("soft_qd.benchmarks", "soft_qd.methods", "soft_qd.seeds",
+              "soft_qd.control", "soft_qd.heatmap")
+
 SQUAD_KNOBS = ("lr", "sigma2", "batch_size", "K")  # params soft_qd.squad
 RIBS_SHARED = ("cells", "n_emitters", "batch_per_emitter")  # params soft_qd.ribs, beside each baseline's own section
 
@@ -50,7 +55,7 @@ def main(argv=None):
     step.parser.add_argument("--out", type=Path, required=True,
                              help=".npz: per method <method>.f, .b, .n_evals, .seconds, .history_*; methods; budget")
     args, p = step.start(argv)
-    names = plan.job_methods(step.tree["soft_qd"], args.benchmark, args.m, args.seed)  # in the plan's order
+    names = plan.job_methods(step.subtree("soft_qd"), args.benchmark, args.m, args.seed)  # in the plan's order
     results = {name: run_one(name, args.benchmark, args.m, args.seed, p, log=step.log) for name in names}
     write_npz(args.out, methods=np.array(names), budget=np.int64(plan.budget(p)),
               **{f"{name}.{k}": v for name, r in results.items() for k, v in r.items()})

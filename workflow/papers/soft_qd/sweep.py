@@ -18,6 +18,8 @@ from workflow.core.step import Step
 from . import methods, scores
 from .plan import per_m
 
+READS = ("soft_qd.sweep", "soft_qd.squad")
+
 
 def one_run(p: dict, sigma2: float, seed: int, centroids) -> dict:
     r = methods.squad(p["benchmark"], D=p["D"], m=p["m"], N=p["N"], epochs=p["epochs"], sigma2=sigma2,

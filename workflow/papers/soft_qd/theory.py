@@ -19,6 +19,8 @@ from workflow.core.step import Step
 
 from . import scores
 
+READS = ("soft_qd.theory",)
+
 
 VARIANTS = {"soft_qd": "max", "faulty_mean": "mean"}  # variant -> aggregate over solutions in scores.soft_qd_score
 

@@ -14,6 +14,10 @@ from workflow.core.step import Step
 
 from . import methods, plan, scores
 
+READS = ("soft_qd.tuning", "soft_qd.budget", "soft_qd.benchmarks.rastrigin.D",
+         "soft_qd.ribs.cells", "soft_qd.ribs.n_emitters", "soft_qd.ribs.batch_per_emitter",
+         "soft_qd.squad.batch_size", "soft_qd.squad.K")
+
 BENCHMARK = "rastrigin"  # the paper tunes on its Rastrigin tasks and reuses the values elsewhere
 
 

@@ -11,6 +11,8 @@ from workflow.core.step import Step
 
 from . import plan
 
+READS = ("soft_qd",)
+
 SCORES = {"method", "m", "seed", "qd_score", "coverage", "vendi", "mean_f", "n_evals"}
 
 

@@ -11,6 +11,8 @@ from workflow.core.step import Step
 
 from . import methods
 
+READS = ("stbp.data.{dataset}",)
+
 
 def build(dataset: str, raw: Path | None, p: dict) -> list[dict]:
     if dataset == "stream":

@@ -24,6 +24,8 @@ from workflow.core.step import Step
 
 from . import plan
 
+READS = ("stbp.plan",)
+
 CLAIMS = Path(__file__).with_name("claims.yaml")
 METRIC_COLS = [f"{m}_{h}" for m in ("mae", "rmse", "mape") for h in ("3", "6", "12", "avg")]
 NODE_COLS = ["mae_new", "mae_old", "mae_night"]

@@ -10,6 +10,8 @@ import pandas as pd
 from workflow.core import plotting
 from workflow.core.step import Step
 
+READS = ()
+
 ORDER = ["stbp", "finetune_all", "retrain", "backbone_only", "static", "eac_lite", "trafficstream_lite", "stbp_no_freq",
          "stbp_no_bank_mod"]
 PALETTE = dict(zip(ORDER, plotting.sns.color_palette("tab10", len(ORDER))))  # one colour per method in every panel

@@ -12,6 +12,8 @@ from workflow.lib.timeseries import chrono_split, sliding_windows
 
 from . import methods, models
 
+READS = ("stbp.windows", "stbp.model", "stbp.train.{dataset}")
+
 
 def year_windows(x: np.ndarray, split, x_len: int, y_len: int) -> dict:
     """Train/val/test windows of one year; inputs z-scored with the train part's mean and std (one scalar

@@ -11,6 +11,8 @@ from workflow.core.io import write_npz
 from workflow.core.step import Step
 from workflow.lib import images
 
+READS = ("tp_spikformer.data",)
+
 
 def resize(x: np.ndarray, side: int) -> np.ndarray:
     """Area-average (or nearest-upsample) (n, 1, h, w) images to (n, 1, side, side)."""

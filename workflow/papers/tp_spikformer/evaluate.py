@@ -14,6 +14,8 @@ from workflow.core.step import Step
 
 from . import plan
 
+READS = ("tp_spikformer.prune", "tp_spikformer.plan")
+
 CLAIMS = Path(__file__).with_name("claims.yaml")
 CONTROLS = {"inverted_ranking": {"ir": "ir_inverted"}}  # claims.yaml `controls:`: the criterion each stands in for
 # placebo -> (column, {what it stands in for: its rows}, the claim metrics it gives): the credited ingredient inert

@@ -10,6 +10,8 @@ import pandas as pd
 from workflow.core import plotting
 from workflow.core.step import Step
 
+READS = ()
+
 
 def label(t: pd.DataFrame) -> pd.Series:
     """criterion, with its mode when not early stopping: ir_drop; ir_skip_other_image (K3's placebo)."""

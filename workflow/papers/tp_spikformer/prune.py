@@ -17,6 +17,8 @@ from workflow.lib.training import state_hash
 
 from . import methods as M
 
+READS = ("tp_spikformer.model", "tp_spikformer.prune")
+
 ENERGY_PJ_PER_SOP = 0.9  # 45 nm accumulate, the SNN papers' convention (spec 6.3)
 
 

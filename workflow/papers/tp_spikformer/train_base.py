@@ -9,6 +9,8 @@ from workflow.core.step import Step, seed_everything
 
 from . import methods as M
 
+READS = ("tp_spikformer.model", "tp_spikformer.train")
+
 
 def main(argv=None):
     step = Step("tp_spikformer", "train_base", __doc__)
