@@ -13,10 +13,9 @@ from workflow.core.step import Step, seed_everything
 from workflow.lib import arith
 
 from . import methods as M
+from . import plan
 
 READS = ("hex.model", "hex.decode")
-
-JUDGED = ("test", "long")  # the splits the claims read: chains like the training ones, and longer ones
 
 
 def decode_all(model, sets: dict, decode: dict, seed: int, vocab, log) -> tuple[pd.DataFrame, pd.DataFrame, int]:
@@ -26,7 +25,7 @@ def decode_all(model, sets: dict, decode: dict, seed: int, vocab, log) -> tuple[
     sc_block = M.best_block(val, decode["fixed_blocks"])
     log(f"self-consistency block (best greedy fixed block on validation): {sc_block}")
     rows, curves = [dict(r, split="validation") for r in val], []
-    for split in JUDGED:
+    for split in plan.JUDGED:
         for spec in M.decoders(decode, sc_block):
             got, curve = M.run(model, sets[split], spec, decode["steps"], seed, vocab)
             rows += [dict(r, split=split) for r in got]

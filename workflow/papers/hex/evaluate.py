@@ -14,7 +14,6 @@ from workflow.core.io import write_text
 from workflow.core.step import Step
 
 from . import plan
-from .decode import JUDGED
 
 READS = ("hex.decode", "hex.plan")
 
@@ -190,7 +189,7 @@ def best_fixed_rows(t: pd.DataFrame, decode: dict) -> pd.DataFrame:
     """Each seed's best fixed block on each judged split (the comparator of K2 and K2L; ties: the smaller block), its
     rows of that split relabelled `best_fixed`."""
     out = []
-    for _, g in t[t.split.isin(JUDGED)].groupby(["seed", "split"], sort=True):
+    for _, g in t[t.split.isin(plan.JUDGED)].groupby(["seed", "split"], sort=True):
         acc = g.groupby("decoder").correct.mean()
         best = max(decode["fixed_blocks"], key=lambda b: (acc[f"fixed/b{b}"], -b))
         out.append(g[g.decoder.eq(f"fixed/b{best}")].assign(decoder="best_fixed"))
@@ -230,7 +229,7 @@ def placebos(t: pd.DataFrame, decode: dict) -> dict[str, dict[str, list[float]]]
     model seed and split."""
     out = {}
     names = [d for d, _, _ in plan.arm_paths(decode["arms"]["paper"], "paper")]
-    for (split, seed), g in t[t.split.isin(JUDGED)].groupby(["split", "seed"], sort=True):
+    for (split, seed), g in t[t.split.isin(plan.JUDGED)].groupby(["split", "seed"], sort=True):
         answers, nll, truth = answers_by_path(g, names)
         rng = np.random.default_rng(PLACEBO_SEED + int(seed))
         key = ("" if split == "test" else LONG) + "k4_vote_minus_nll"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 OUT = "results/hex"
 ARMS = ("paper", "small")
+JUDGED = ("test", "long")  # the splits the claims read: chains like the training ones, and longer ones
 FIGURES = ("fig1_accuracy", "fig_collapse", "fig_scaling", "fig_experts")
 
 
