@@ -28,7 +28,7 @@ AA = {"aa_dense": ["k1_acc_minus_dense", "k1_sops_ratio_to_dense"], "aa_random":
 
 
 def measure(t: pd.DataFrame, main_budget: str, low_budgets: list[str]) -> dict[str, list[float]]:
-    """{metric: [value per unit]}; units are seeds (K1, K3, S1) or seed x budget (K2, info)."""
+    """{metric: [value per unit]}; units are seeds (K0, K1, K3, S1) or seed x budget (K2, info)."""
     out: dict[str, list[float]] = {}
 
     def add(key, v):
@@ -55,6 +55,7 @@ def measure(t: pd.DataFrame, main_budget: str, low_budgets: list[str]) -> dict[s
                 o = val(other, "early_stop", budget)
                 if a is not None and o is not None:
                     add(f"info_ir_minus_{other}", a - o)
+        add("k0_dense_accuracy", dense)  # the prerequisite: the dense base on the test images
         add("s1_state_unchanged", g.state_unchanged.min())
         add("info_dense_accuracy", dense)
     return out

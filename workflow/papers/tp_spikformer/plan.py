@@ -9,6 +9,7 @@ from workflow.lib.images import fashion_paths
 
 OUT = "results/tp_spikformer"
 FIGURES = ("table_main", "fig_a_accuracy_vs_budget", "fig_b_accuracy_vs_sops")
+DIGIT_SIDE = 8  # scikit-learn's digits, the canvas source's objects
 
 
 def base_path(seed: int) -> str:
@@ -30,10 +31,16 @@ def raw_files(data: dict) -> list[str]:
 
 
 def check(p: dict) -> None:
-    """What the schema cannot say: budgets fit the model's blocks and token grid, and the named budgets exist."""
+    """What the schema cannot say: the canvas has room for its clutter, budgets fit the model's blocks and token
+    grid, and the named budgets exist."""
     from workflow.core.params import ParamsError
 
-    blocks, grid = p["model"]["blocks"], p["data"]["side"] // 2
+    data = p["data"]
+    blocks, grid = p["model"]["blocks"], data["side"] // 2
+    if data["source"] == "canvas" and data["side"] - DIGIT_SIDE < 2 * data["clutter"]["crop"] - 1:
+        raise ParamsError(f"tp_spikformer.data: a {data['side']} x {data['side']} canvas has no room for "
+                          f"{data['clutter']['crop']} x {data['clutter']['crop']} clutter clear of an 8 x 8 digit in "
+                          f"every position (it needs side >= 8 + 2 crop - 1). Fix: a larger side or a smaller crop.")
     prune = p["prune"]
     for name, keep in prune["budgets"].items():
         if len(keep) != blocks or max(keep) > grid:
