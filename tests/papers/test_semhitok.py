@@ -14,7 +14,7 @@ torch.set_num_threads(1)
 
 
 def test_textured_digits_split_by_original_digit_and_vary_only_the_nuisances():
-    d = world.textured_digits(2, 0.1, 0.2, np.random.default_rng(0))
+    d = world.textured_digits(2, 0.1, 0.2, 0.5, np.random.default_rng(0))
     assert {s: len(v["x"]) for s, v in d.items()} == {"test": 718, "val": 360, "train": 2516}
     for part in d.values():
         assert part["x"].shape[1:] == (3, 16, 16) and part["x"].min() >= 0 and part["x"].max() <= 1
@@ -24,6 +24,27 @@ def test_textured_digits_split_by_original_digit_and_vary_only_the_nuisances():
     assert train["y"][0] == train["y"][1] and not np.allclose(train["x"][0], train["x"][1])
     masks = {s: {m.tobytes() for m in v["mask"]} for s, v in d.items()}
     assert not masks["train"] & masks["test"] and not masks["val"] & masks["test"]
+
+
+def hue(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The hue of each image's most-stroke pixel (the foreground colour)."""
+    import colorsys
+
+    flat = mask.reshape(len(mask), -1).argmax(1)
+    rgb = x.reshape(len(x), 3, -1)[np.arange(len(x)), :, flat]
+    return np.array([colorsys.rgb_to_hsv(*c)[0] for c in rgb])
+
+
+def test_the_digits_colour_depends_on_the_class_within_hue_spread():
+    masks, y = world.digit_masks()
+    masks, y = masks[:400], y[:400]
+    x, _ = world.render(masks, y, 0.05, np.random.default_rng(0))
+    solid = masks.reshape(400, -1).max(1) > 0.99  # a fully covered pixel: its colour is fg plus noise only
+    off = (hue(x, masks) - y / 10 + 0.5) % 1.0 - 0.5  # the hue's distance from the class's, on the circle
+    assert np.abs(off[solid]).max() < 0.08
+    x, _ = world.render(masks, y, 0.5, np.random.default_rng(0))  # the spec's set: any hue for any class
+    off = (hue(x, masks) - y / 10 + 0.5) % 1.0 - 0.5
+    assert np.abs(off[solid]).max() > 0.4
 
 
 def test_the_probe_questions_follow_the_class():
@@ -66,13 +87,13 @@ def frozen_nets(n_sem=4):
 
 
 @pytest.mark.parametrize("kind,vocab", [("sghc", 8), ("flat", 8), ("pixel", 8), ("semonly", 4), ("joint", 8),
-                                        ("random", 8), ("coupled", 8)])
+                                        ("random", 8), ("coupled", 8), ("widepixel", 8)])
 def test_every_tokenizer_gives_16_tokens_inside_its_vocabulary(kind, vocab):
     teacher, sem = frozen_nets()
     tok = M.Tokenizer(kind, 4, 2, sem, teacher, 0, lam=1.0).eval()
     x = torch.rand(3, 3, 16, 16)
     route = torch.randint(0, 4, (48,)) if kind == "random" else None
-    rec, tokens, _ = tok(x, route)
+    rec, tokens, _, codebook = tok(x, route)
     assert rec.shape == x.shape and tokens.shape == (3, 16) and tok.vocab == vocab
     assert tokens.min() >= 0 and tokens.max() < vocab
     k = tok.semantic_codes(x).reshape(3, 16)
@@ -179,7 +200,7 @@ def test_the_coupled_placebo_trains_its_own_semantic_codebook_with_the_pixel_los
         sum(q.numel() for q in sghc.parameters() if q.requires_grad) + sum(q.numel() for q in tok.sem.parameters()))
     x = torch.rand(8, 3, 16, 16)
     tok.train()
-    rec, _, aux = tok(x)
+    rec, _, aux, _ = tok(x)
     torch.nn.functional.mse_loss(rec, x).backward()  # the pixel loss alone reaches the semantic encoder
     assert tok.sem.enc[0].weight.grad is not None and tok.sem.enc[0].weight.grad.abs().sum() > 0
     assert aux.item() > 0  # the stage-1 loss (feature reconstruction and commitment) is in the auxiliary loss
@@ -189,3 +210,30 @@ def test_the_coupled_placebo_trains_its_own_semantic_codebook_with_the_pixel_los
     assert not torch.equal(start, tok.sem.enc[0].weight)
     after = {**teacher.state_dict(), **sem.state_dict()}
     assert all(torch.equal(before[k], after[k]) for k in before)
+
+
+@pytest.mark.parametrize("kind,width", [("sghc", 16 + 8), ("flat", 16 + 8), ("random", 16 + 8), ("coupled", 16 + 8),
+                                        ("semonly", 16), ("pixel", 8), ("joint", 8), ("widepixel", 16)])
+def test_the_probe_reads_the_code_vectors_each_token_id_names(kind, width):
+    """The understanding probe's input: per token the semantic code vector, then the pixel code vector, the codes the
+    token id names (the random control's id names its random route, not the patch's semantic code)."""
+    teacher, sem = frozen_nets()
+    tok = M.Tokenizer(kind, 4, 2, sem, teacher, 0, lam=1.0).eval()
+    x = torch.rand(3, 3, 16, 16)
+    route = torch.randint(0, 4, (48,)) if kind == "random" else None
+    with torch.no_grad():
+        _, tokens, _, codebook = tok(x, route)
+    assert codebook.shape == (3, 16, width)
+    if kind in ("sghc", "random"):  # the unified id names both vectors: semantic code id // m, pixel code id
+        ids = tokens.reshape(-1)
+        assert torch.allclose(codebook.reshape(48, -1)[:, :16], sem.vq.codes[ids // 2])
+        assert torch.allclose(codebook.reshape(48, -1)[:, 16:], tok.vq.codes[ids], atol=1e-6)
+    if kind == "pixel":
+        assert torch.allclose(codebook.reshape(48, -1), tok.vq.codes[tokens.reshape(-1)], atol=1e-6)
+
+
+def test_the_baselines_have_the_specs_code_width_and_the_widened_one_sghcs_decoder_input():
+    teacher, sem = frozen_nets()
+    width = {kind: M.Tokenizer(kind, 4, 2, sem, teacher, 0).dec[0].in_channels
+             for kind in ("sghc", "flat", "pixel", "joint", "widepixel", "semonly")}
+    assert width == {"sghc": 16, "flat": 16, "pixel": 8, "joint": 8, "widepixel": 16, "semonly": 16}

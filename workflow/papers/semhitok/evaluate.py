@@ -86,8 +86,8 @@ def main(argv=None):
     controls = {name: both(claims_mod.stand_in(table, "variant", replace)) for name, replace in CONTROLS.items()}
     controls |= aa_nulls(table, nets, measured)
     result = claims_mod.check(CLAIMS, measured, args.profile, args.claims, step.log, controls=controls)
-    summary = (table.groupby(["dataset", "variant"])[["psnr", "ssim", "rfd", "probe", "codes_used", "vocab"]]
-               .agg(["mean", "std"]))
+    columns = ["psnr", "ssim", "rfd", "probe", "probe_ids", "codes_used", "vocab"]
+    summary = table.groupby(["dataset", "variant"])[columns].agg(["mean", "std"])
     summary.columns = [f"{a}_{b}" for a, b in summary.columns]
     write_text(args.table, summary.reset_index().to_csv(index=False, float_format="%.6g"))
     step.finish(metrics=claims_mod.as_metrics(result), artifacts=[args.table, args.claims],

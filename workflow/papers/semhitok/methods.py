@@ -9,16 +9,18 @@
 - Stage 2 and the baselines (Tokenizer): one pixel encoder and decoder shape for all; what differs is the kind:
     sghc     pixel codes from the sub-codebook of the patch's semantic code (K sub-codebooks of m codes)
     flat     one shared m-code pixel codebook beside the semantic code (B4: same bits, no hierarchy)
-    pixel    one flat codebook of K*m pixel codes, no semantics (B1)
+    pixel    one flat codebook of K*m pixel codes of the spec's width d_p = 8, no semantics (B1)
+    widepixel  B1 with 16-d codes, the width SGHC's decoder sees (a sensitivity row, not judged)
     semonly  the semantic code alone, a decoder trained on it (B2)
-    joint    one flat K*m codebook trained with the pixel loss + lambda * a teacher-feature head (B3, VILA-U-like)
+    joint    one flat K*m codebook of 8-d codes trained with the pixel loss + lambda * a teacher-feature head (B3, VILA-U-like)
     random   SGHC routed by a random sub-codebook per patch instead of the semantic code (negative control)
     coupled  SGHC trained in one stage (K3's placebo): its own semantic codebook, fresh, learned with the pixel
              sub-codebooks (the stage-1 loss added to the pixel loss, the pixel loss reaching the semantic encoder
              through the straight-through codes) instead of stage 1's frozen one: only the decoupling made inert
-- Probe (the LLaVA stand-in): the frozen tokenizer's 16 token ids through a fresh embedding table, one transformer
+- Probe (the LLaVA stand-in): the frozen tokenizer's codebook features of its 16 tokens (the paper's MLLM reads the
+  semantic and pixel code vectors concatenated along the channels, not the ids), a linear adapter, one transformer
   layer (2 heads), mean pool, heads for the class and two yes/no questions; the continuous teacher features give
-  the upper bound.
+  the upper bound. The spec's probe on the token ids through a fresh embedding table is kept beside it (probe_ids).
 """
 from __future__ import annotations
 
@@ -29,10 +31,12 @@ from torch.nn import functional as F
 
 from workflow.lib.vq import VectorQuantizer, decoder, encoder, grid_rows, rows_grid
 
-KINDS = ("sghc", "flat", "pixel", "semonly", "joint", "random", "coupled")
+KINDS = ("sghc", "flat", "pixel", "semonly", "joint", "random", "coupled", "widepixel")
 FEAT = 32   # teacher feature width (spec)
 D_SEM = 16  # semantic code width (spec)
-D_PIX = 8   # SGHC's pixel code width (spec); the decoder sees [projected semantic code ; pixel code] = 16
+D_PIX = 8   # the pixel code width of SGHC and of B1, B3, B4 (spec); SGHC's decoder sees [projected semantic code ;
+            # pixel code] = 16
+D_WIDE = 16  # the widened B1 (sensitivity row): its decoder input as wide as SGHC's
 
 
 class Teacher(nn.Module):
@@ -156,19 +160,19 @@ class Tokenizer(nn.Module):
         if kind == "coupled":  # its own semantic codebook, trained with the rest (not stage 1's)
             self.sem = SemanticVQ(n_sem, restart_every)
         routed = kind in ("sghc", "flat", "random", "coupled")
-        pixel_dim = {"sghc": D_PIX, "flat": D_PIX, "random": D_PIX, "coupled": D_PIX, "pixel": 16, "joint": 16,
-                     "semonly": 0}[kind]
+        pixel_dim = {"semonly": 0, "widepixel": D_WIDE}.get(kind, D_PIX)
         self.enc = encoder(3, pixel_dim) if pixel_dim else None
         if kind in ("sghc", "random", "coupled"):
             self.vq = VectorQuantizer(n_sem * m, D_PIX, groups=n_sem, restart_every=restart_every)
         elif kind == "flat":
             self.vq = VectorQuantizer(m, D_PIX, restart_every=restart_every)
-        elif kind in ("pixel", "joint"):
-            self.vq = VectorQuantizer(n_sem * m, 16, restart_every=restart_every)
+        else:
+            self.vq = VectorQuantizer(n_sem * m, pixel_dim, restart_every=restart_every) if pixel_dim else None
         self.proj = nn.Linear(D_SEM, 16 - D_PIX if routed else 16) if kind in ("sghc", "flat", "random", "semonly",
                                                                              "coupled") else None
-        self.dec = decoder(16, 3)
-        self.head = (nn.Sequential(nn.Conv2d(16, 32, 1), nn.GELU(), nn.Conv2d(32, FEAT, 1)) if kind == "joint"
+        code_dim = 16 if self.proj is not None else pixel_dim  # the decoder's input: the code the patch gets
+        self.dec = decoder(code_dim, 3)
+        self.head = (nn.Sequential(nn.Conv2d(code_dim, 32, 1), nn.GELU(), nn.Conv2d(32, FEAT, 1)) if kind == "joint"
                      else None)
 
     @property
@@ -189,30 +193,35 @@ class Tokenizer(nn.Module):
         return k.reshape(-1)
 
     def forward(self, x, route=None, feats=None):
-        """(reconstruction, token ids (b, 16), auxiliary loss). `route`: the random control's sub-codebook per
-        patch (rows of the batch's patches); every other kind routes by the semantic code. `feats`: the teacher's
-        features of x when the caller has them (training reuses them as the loss's target)."""
+        """(reconstruction, token ids (b, 16), auxiliary loss, codebook features (b, 16, d)). The codebook
+        features are the code vectors each token id names, semantic then pixel (what the understanding probe reads;
+        for the random control the semantic code its id names is its random route, so its tokens no longer carry
+        the patch's semantic code). `route`: the random control's sub-codebook per patch (rows of the batch's
+        patches); every other kind routes by the semantic code. `feats`: the teacher's features of x when the
+        caller has them (training reuses them as the loss's target)."""
         b = x.shape[0]
         aux = torch.zeros(())
         if feats is None:
             with torch.no_grad():
                 feats = self.teacher.features(x)
-        parts = []
+        parts, codebook = [], []
         if self.kind == "coupled":  # stage 1's loss in the same step, the pixel loss reaching the semantic encoder
             h, w = feats.shape[2:]  # through the straight-through semantic codes (equal to codes[k] in value)
             q_sem, k, commit = self.sem.vq(grid_rows(self.sem.enc(feats)))
             aux = aux + feature_loss(self.sem.dec(rows_grid(q_sem, b, h, w)), feats) + commit
-            parts.append(self.proj(q_sem))
         else:
             k = self.semantic_codes(x, feats)
-        if self.proj is not None and self.kind != "coupled":
-            parts.append(self.proj(self.sem.vq.codes[k]))
+            q_sem = self.sem.vq.codes[k]
+        if self.proj is not None:
+            parts.append(self.proj(q_sem))
+            codebook.append(self.sem.vq.codes[route] if self.kind == "random" else q_sem)
         if self.enc is not None:
             z = self.enc(x)
             group = route if self.kind == "random" else k if self.kind in ("sghc", "coupled") else None
             q, j, commit = self.vq(grid_rows(z), group)
             aux = aux + commit  # (the coupled placebo's semantic loss kept)
             parts.append(q)
+            codebook.append(q)
         rows = torch.cat(parts, 1)
         code = rows_grid(rows, b, 4, 4)
         if self.kind in ("sghc", "random", "coupled"):
@@ -225,7 +234,7 @@ class Tokenizer(nn.Module):
             tokens = j
         if self.head is not None:
             aux = aux + self.lam * feature_loss(self.head(code), feats)
-        return self.dec(code), tokens.reshape(b, 16), aux
+        return self.dec(code), tokens.reshape(b, 16), aux, torch.cat(codebook, 1).reshape(b, 16, -1)
 
 
 def pixel_loss(teacher: Teacher, rec, x, target, perceptual: float):
@@ -244,7 +253,7 @@ def fit_tokenizer(tok: Tokenizer, x: np.ndarray, route: np.ndarray | None, p: di
         x = xt[idx]
         with torch.no_grad():  # once a batch: the semantic codes, the joint head's target and the loss's target
             feats = tok.teacher.features(x)
-        rec, _, aux = tok(x, None if rt is None else rt[idx].reshape(-1), feats)
+        rec, _, aux, _ = tok(x, None if rt is None else rt[idx].reshape(-1), feats)
         return pixel_loss(tok.teacher, rec, x, feats, p["perceptual"]) + aux
 
     tok.train()
@@ -254,18 +263,18 @@ def fit_tokenizer(tok: Tokenizer, x: np.ndarray, route: np.ndarray | None, p: di
 
 @torch.no_grad()
 def encode_all(tok: Tokenizer, x: np.ndarray, route: np.ndarray | None, chunk: int = 512):
-    """(reconstructions, token ids) of every image."""
-    recs, toks = [], []
+    """(reconstructions, token ids, codebook features) of every image."""
+    out = []
     for i in range(0, len(x), chunk):
         r = None if route is None else torch.from_numpy(route[i:i + chunk]).reshape(-1)
-        rec, t, _ = tok(torch.from_numpy(x[i:i + chunk]), r)
-        recs.append(rec.numpy())
-        toks.append(t.numpy())
-    return np.concatenate(recs), np.concatenate(toks)
+        rec, t, _, codes = tok(torch.from_numpy(x[i:i + chunk]), r)
+        out.append((rec.numpy(), t.numpy(), codes.numpy()))
+    return tuple(np.concatenate(part) for part in zip(*out))
 
 
 class Probe(nn.Module):
-    """Token ids (b, 16) or continuous features (b, 16, d) -> one head per question."""
+    """Token ids (b, 16) through an embedding table, or features (b, 16, d) through a linear adapter (codebook
+    features, or the teacher's continuous ones) -> one head per question."""
 
     def __init__(self, vocab: int | None, feat_dim: int | None, sizes: list[int], d: int = 32):
         super().__init__()

@@ -9,7 +9,7 @@ from workflow.lib.images import fashion_paths
 
 OUT = "results/semhitok"
 FIGURES = ("table_main", "fig_a_tradeoff", "fig_b_reconstructions")
-KINDS = ("sghc", "flat", "pixel", "semonly", "joint", "random", "coupled")  # methods.KINDS (not imported: no torch here)
+KINDS = ("sghc", "flat", "pixel", "semonly", "joint", "random", "coupled", "widepixel")  # methods.KINDS (not imported: no torch here)
 
 
 def variants(plan: dict) -> list[str]:
@@ -21,7 +21,7 @@ def kind_of(variant: str) -> tuple[str, float]:
     kind, _, lam = variant.partition("_")
     if kind not in KINDS or (kind == "joint") != bool(lam):
         raise ValueError(f"unknown tokenizer variant {variant!r}: one of {', '.join(KINDS[:4])}, random, coupled, "
-                         "joint_<lambda>")
+                         "widepixel, joint_<lambda>")
     return kind, float(lam or 0.0)
 
 

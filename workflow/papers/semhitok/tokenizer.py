@@ -1,7 +1,8 @@
 """One tokenizer of one (image set, seed): trained on the training images with the frozen networks of `nets`, then
 judged on the test images: PSNR, SSIM, rFD (evaluator features), code usage, and the understanding probe on its
-token ids (epoch chosen on the validation images). Variants: sghc, flat, pixel, semonly, random (the control),
-coupled (K3's placebo) and joint_<lambda>."""
+codebook features (the code vectors its token ids name, as the paper's MLLM reads them; epoch chosen on the
+validation images), beside the spec's probe on the token ids (probe_ids). Variants: sghc, flat, pixel, semonly,
+random (the control), coupled (K3's placebo), widepixel (B1 widened, a sensitivity row) and joint_<lambda>."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -51,13 +52,16 @@ def main(argv=None):
     routes = ({s: np.random.default_rng([args.seed, i]).integers(0, p["n_sem"], (len(d[f"x_{s}"]), 16))
                for i, s in enumerate(("train", "val", "test"))} if kind == "random" else {})
     M.fit_tokenizer(tok, d["x_train"], routes.get("train"), p, rng, step.curve)
-    recs, tokens = {}, {}
+    recs, tokens, codebook = {}, {}, {}
     for s in ("train", "val", "test"):
-        recs[s], tokens[s] = M.encode_all(tok, d[f"x_{s}"], routes.get(s))
+        recs[s], tokens[s], codebook[s] = M.encode_all(tok, d[f"x_{s}"], routes.get(s))
     psnr, ssim = M.psnr_ssim(d["x_test"], recs["test"])
-    probe, per_question = M.probe_accuracy(tokens, {s: d[f"q_{s}"] for s in tokens}, tok.vocab, p, rng)
+    questions = {s: d[f"q_{s}"] for s in tokens}
+    probe, per_question = M.probe_accuracy(codebook, questions, None, p, rng)
+    probe_ids, _ = M.probe_accuracy(tokens, questions, tok.vocab, p, rng)
     routing = routes["test"] if kind == "random" else tok.semantic_codes(torch.from_numpy(d["x_test"])).numpy()
     metrics = {"psnr": psnr, "ssim": ssim, "rfd": M.rfd(evaluator, d["x_test"], recs["test"]), "probe": probe,
+               "probe_ids": probe_ids,
                "codes_used": int(len(np.unique(tokens["test"]))), "vocab": tok.vocab,
                "rho_routing": M.coupling(d["x_test"], routing)}
     step.log(" ".join(f"{k}={v:.4f}" for k, v in metrics.items()))

@@ -33,8 +33,12 @@ def main(argv=None):
     n_classes = int(classes.max()) + 1
     teacher = M.Teacher(n_classes)
     render_rng = np.random.default_rng([args.seed, 1])
-    images = ((lambda epoch: world.render(d["mask_train"], render_rng)[0]) if "mask_train" in d
-              else (lambda epoch: d["x_train"]))
+    if "mask_train" in d:  # the digits: the nuisances re-drawn every epoch, by the data's own colour law
+        def images(epoch):
+            return world.render(d["mask_train"], classes[:, 0], float(d["hue_spread"]), render_rng)[0]
+    else:
+        def images(epoch):
+            return d["x_train"]
     M.fit_classifier(teacher, images, classes, p["teacher"], rng, lambda n, s, v: step.curve(f"teacher_{n}", s, v))
     teacher.eval()
     targets = np.concatenate([classes, d["nuisance_train"]], 1)

@@ -1,10 +1,12 @@
 """The image sets: TexturedDigits-16 (the spec's controlled set) and Fashion-16 (real photographs of clothes).
 
 TexturedDigits-16: scikit-learn's 1,797 8x8 digits, bilinearly upsampled to a 16x16 stroke mask s, rendered in
-colour with class-independent nuisances: x = s * fg + (1 - s) * (bg + texture) + noise, clipped to [0, 1], where fg
-is an HSV colour (h ~ U[0,1), s ~ U[.6,1], v ~ U[.7,1]), bg the same hue shifted by U[.25,.75], the texture a
-sinusoid of 1-4 cycles per 16 px at 0/45/90/135 degrees (amplitude 0.15), noise N(0, 0.02). The digit is the
-semantics; colour and texture are pixel detail a semantic code cannot carry. Split by original digit (no digit in
+colour: x = s * fg + (1 - s) * (bg + texture) + noise, clipped to [0, 1], where fg is an HSV colour (hue
+class / 10 + U[-hue_spread, hue_spread] mod 1, s ~ U[.6,1], v ~ U[.7,1]), bg the same hue shifted by U[.25,.75],
+the texture a sinusoid of 1-4 cycles per 16 px at 0/45/90/135 degrees (amplitude 0.15), noise N(0, 0.02).
+hue_spread = 0.5 is the spec's set, colour drawn independently of the digit (uniform hue), where the paper's
+motivating observation (patches sharing a semantic code look alike) is false by construction; below 0.5 the colour
+depends on the class, as it does in natural images, and texture stays pixel detail a semantic code cannot carry. Split by original digit (no digit in
 two splits). Fashion-16: Fashion-MNIST (the catalog's IDX files)
 resized to 16x16 with skimage.transform.resize (anti-aliased), grey copied to three channels.
 
@@ -36,10 +38,12 @@ def digit_masks() -> tuple[np.ndarray, np.ndarray]:
     return up[:, 0].numpy().clip(0, 1), y
 
 
-def render(masks: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Colour images (n, 3, 16, 16) of the masks with fresh nuisances, and their (hue bin, orientation index)."""
+def render(masks: np.ndarray, labels: np.ndarray, hue_spread: float,
+           rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Colour images (n, 3, 16, 16) of the masks with fresh nuisances, the hue within hue_spread of the class's
+    (label / 10), and their (hue bin, orientation index)."""
     n = len(masks)
-    hue = rng.uniform(0, 1, n)
+    hue = (labels / 10 + rng.uniform(-hue_spread, hue_spread, n)) % 1.0
     fg = np.array([colorsys.hsv_to_rgb(h, s, v) for h, s, v in
                    zip(hue, rng.uniform(.6, 1, n), rng.uniform(.7, 1, n))], dtype=np.float32)
     bg_hue = (hue + rng.uniform(.25, .75, n)) % 1.0
@@ -65,7 +69,8 @@ def questions(dataset: str, y: np.ndarray) -> np.ndarray:
     return np.stack([y, np.isin(y, FOOTWEAR), np.isin(y, UPPER_BODY)], 1).astype(np.int64)
 
 
-def textured_digits(n_aug: int, val_frac: float, test_frac: float, rng: np.random.Generator) -> dict:
+def textured_digits(n_aug: int, val_frac: float, test_frac: float, hue_spread: float,
+                    rng: np.random.Generator) -> dict:
     """{split: (x, y, nuisance, mask)} with n_aug renderings of each digit, split by original digit."""
     masks, y = digit_masks()
     order = rng.permutation(len(y))
@@ -74,7 +79,7 @@ def textured_digits(n_aug: int, val_frac: float, test_frac: float, rng: np.rando
     out = {}
     for split, idx in parts.items():
         idx = np.repeat(idx, n_aug)
-        x, nuisance = render(masks[idx], rng)
+        x, nuisance = render(masks[idx], y[idx], hue_spread, rng)
         out[split] = {"x": x, "y": y[idx], "nuisance": nuisance, "mask": masks[idx].astype(np.float32)}
     return out
 
