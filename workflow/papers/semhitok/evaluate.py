@@ -19,7 +19,7 @@ READS = ("semhitok.plan",)
 CLAIMS = Path(__file__).with_name("claims.yaml")
 # Negative controls (claims.yaml `controls:`): the run each one puts in SGHC's place.
 CONTROLS = {"random_routing": {"sghc": "random"}, "no_pixel_codes": {"sghc": "semonly"},
-            "placebo_coupled_training": {"sghc": "coupled"}}  # the last: K3's placebo
+            "placebo_coupled_training": {"sghc": "coupled"}}  # the last: K3's control and placebo
 # A/A nulls (claims.yaml `nulls: {aa: ...}`): the comparator each puts in SGHC's place, from another seed (aa_joint:
 # the joint-loss tokenizer at the middle lambda of the sweep, added by aa_nulls).
 AA = {"aa_semonly": {"sghc": "semonly"}, "aa_pixel": {"sghc": "pixel"}, "aa_flat": {"sghc": "flat"}}

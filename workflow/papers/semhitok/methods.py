@@ -10,13 +10,14 @@
     sghc     pixel codes from the sub-codebook of the patch's semantic code (K sub-codebooks of m codes)
     flat     one shared m-code pixel codebook beside the semantic code (B4: same bits, no hierarchy)
     pixel    one flat codebook of K*m pixel codes of the spec's width d_p = 8, no semantics (B1)
-    widepixel  B1 with 16-d codes, the width SGHC's decoder sees (a sensitivity row, not judged)
+    widepixel  B1 with 16-d codes, as wide as SGHC's decoder input (a sensitivity row, not judged)
     semonly  the semantic code alone, a decoder trained on it (B2)
-    joint    one flat K*m codebook of 8-d codes trained with the pixel loss + lambda * a teacher-feature head (B3, VILA-U-like)
+    joint    one flat K*m codebook of 8-d codes trained with the pixel loss + lambda * a teacher-feature head (B3,
+             VILA-U-like)
     random   SGHC routed by a random sub-codebook per patch instead of the semantic code (negative control)
-    coupled  SGHC trained in one stage (K3's placebo): its own semantic codebook, fresh, learned with the pixel
-             sub-codebooks (the stage-1 loss added to the pixel loss, the pixel loss reaching the semantic encoder
-             through the straight-through codes) instead of stage 1's frozen one: only the decoupling made inert
+    coupled  SGHC trained in one stage (K3's control and placebo): its own semantic codebook, fresh, learned with
+             the pixel sub-codebooks (the stage-1 loss added to the pixel loss, the pixel loss reaching the semantic
+             encoder through the straight-through codes) instead of stage 1's frozen one: only the decoupling inert
 - Probe (the LLaVA stand-in): the frozen tokenizer's codebook features of its 16 tokens (the paper's MLLM reads the
   semantic and pixel code vectors concatenated along the channels, not the ids), a linear adapter, one transformer
   layer (2 heads), mean pool, heads for the class and two yes/no questions; the continuous teacher features give

@@ -9,7 +9,8 @@ from workflow.lib.images import fashion_paths
 
 OUT = "results/semhitok"
 FIGURES = ("table_main", "fig_a_tradeoff", "fig_b_reconstructions")
-KINDS = ("sghc", "flat", "pixel", "semonly", "joint", "random", "coupled", "widepixel")  # methods.KINDS (not imported: no torch here)
+# methods.KINDS (not imported: no torch here)
+KINDS = ("sghc", "flat", "pixel", "semonly", "joint", "random", "coupled", "widepixel")
 
 
 def variants(plan: dict) -> list[str]:
@@ -84,7 +85,7 @@ def check(p: dict) -> None:
     missing = sorted(needed - set(p["plan"]["variants"]))
     if missing:
         raise ParamsError(f"semhitok.plan.variants lacks {missing}: every claim compares SGHC with these (coupled: "
-                          "K3's placebo). Fix: list all of sghc, flat, pixel, semonly, random, coupled.")
+                          "K3's control and placebo). Fix: list all of sghc, flat, pixel, semonly, random, coupled.")
     unseeded = [ds for ds in p["plan"]["datasets"] if not p["plan"]["seeds"].get(ds)]
     if unseeded:
         raise ParamsError(f"semhitok.plan.seeds gives no seeds for {unseeded}. Fix: add e.g. `{unseeded[0]}: [0]`.")

@@ -50,7 +50,8 @@ def fig_table(runs: pd.DataFrame, nets: pd.DataFrame, order: list[str]):
     for (i, _), c in tab.get_celld().items():
         if i > 0 and rows[i - 1][1] == NAMES["sghc"]:
             c.set_text_props(weight="bold")
-    ax[0][0].set_title("Main table: reconstruction and understanding (probe on codebook features; the spec's probe on ids beside it), mean ± sd over seeds (16x16 images, 16 tokens)\n"
+    ax[0][0].set_title("Main table: reconstruction and understanding (probe on codebook features; the spec's probe "
+                       "on ids beside it), mean ± sd over seeds (16x16 images, 16 tokens)\n"
                        "paper (ImageNet 256 px): rFID 1.16 SemHiTok vs 2.19 LlamaGen, 1.80 VILA-U; "
                        "POPE 82.5 vs 81.6 VILA-U, 83.8 continuous", fontsize=9)
     return fig

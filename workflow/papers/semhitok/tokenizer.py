@@ -2,7 +2,8 @@
 judged on the test images: PSNR, SSIM, rFD (evaluator features), code usage, and the understanding probe on its
 codebook features (the code vectors its token ids name, as the paper's MLLM reads them; epoch chosen on the
 validation images), beside the spec's probe on the token ids (probe_ids). Variants: sghc, flat, pixel, semonly,
-random (the control), coupled (K3's placebo), widepixel (B1 widened, a sensitivity row) and joint_<lambda>."""
+random (the control), coupled (K3's control and placebo), widepixel (B1 widened, a sensitivity row) and
+joint_<lambda>."""
 from __future__ import annotations
 
 from pathlib import Path

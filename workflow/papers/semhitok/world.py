@@ -6,9 +6,9 @@ class / 10 + U[-hue_spread, hue_spread] mod 1, s ~ U[.6,1], v ~ U[.7,1]), bg the
 the texture a sinusoid of 1-4 cycles per 16 px at 0/45/90/135 degrees (amplitude 0.15), noise N(0, 0.02).
 hue_spread = 0.5 is the spec's set, colour drawn independently of the digit (uniform hue), where the paper's
 motivating observation (patches sharing a semantic code look alike) is false by construction; below 0.5 the colour
-depends on the class, as it does in natural images, and texture stays pixel detail a semantic code cannot carry. Split by original digit (no digit in
-two splits). Fashion-16: Fashion-MNIST (the catalog's IDX files)
-resized to 16x16 with skimage.transform.resize (anti-aliased), grey copied to three channels.
+depends on the class, as it does in natural images, and texture stays pixel detail a semantic code cannot carry.
+Split by original digit (no digit in two splits). Fashion-16: Fashion-MNIST (the catalog's IDX files) resized to
+16x16 with skimage.transform.resize (anti-aliased), grey copied to three channels.
 
 Every image comes with attributes: the class and the two yes/no questions of the understanding probe, and the
 nuisance bins the independent evaluator is trained on (hue bin, texture orientation; for Fashion only the class).
