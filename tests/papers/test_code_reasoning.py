@@ -79,8 +79,8 @@ def test_sets_are_disjoint_and_fit_the_context():
     assert not test_prompts & {q for q, _ in data["priming"]}
     assert not {W.math_item(p) for p in data["train"]} & test_prompts
     # the validation split: the gate's tasks only, its programs in no other set
-    val_prompts = {q for task in S.GATED for q, _ in data["validation"][task]}
-    assert sorted(data["validation"]) == sorted(S.GATED) and all(len(v) == 25 for v in data["validation"].values())
+    val_prompts = {q for task in S.GATED_TASKS for q, _ in data["validation"][task]}
+    assert sorted(data["validation"]) == sorted(S.GATED_TASKS) and all(len(v) == 25 for v in data["validation"].values())
     assert not val_prompts & (test_prompts | {q for q, _ in data["priming"]} | {W.code_item(p) for p in data["train"]}
                               | {W.math_item(p) for p in data["train"]})
     assert len(data["priming"]) == 90 and all(len(v) == 40 for v in data["test"].values())

@@ -7,7 +7,7 @@ import numpy as np
 from . import world as W
 
 TASKS = ("math", "code", "nl")
-GATED = ("math", "code")  # the gate K0's tasks: the validation split has only these
+GATED_TASKS = ("math", "code")  # the gate K0's tasks: the validation split has only these
 RENDERED = tuple(v for v in W.VARIANTS if v not in W.NEEDS_OTHER)
 
 
@@ -66,7 +66,7 @@ def build(p: dict) -> dict:
     val_programs = programs(np.random.default_rng(p["val_seed"]), p["val_items"], taken, lengths)
     priming = [pair for task in TASKS for pair in items(task, prime_programs, prime_nl)]
     return {"train": train, "priming": priming, "test": {task: items(task, test_programs, test_nl) for task in TASKS},
-            "validation": {task: items(task, val_programs, []) for task in GATED}}
+            "validation": {task: items(task, val_programs, []) for task in GATED_TASKS}}
 
 
 def density(train: list[dict]) -> dict[str, float]:

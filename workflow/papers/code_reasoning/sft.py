@@ -45,7 +45,7 @@ def main(argv=None):
     model.eval()
     acc, given = score(model, vocab, data["test"])
     # The gate's model is also scored on the validation split: the calibration's metric, never read by a claim
-    validation = score(model, vocab, data["validation"])[0] if args.variant == plan.GATED else {}
+    validation = score(model, vocab, data["validation"])[0] if args.variant == plan.GATED_VARIANT else {}
     write_json(args.out, {"variant": args.variant, "seed": args.seed, "accuracy": acc, "final_sft_loss": loss,
                           "answered": {t: float(np.mean([g is not None for g in a])) for t, a in given.items()},
                           "validation": validation})

@@ -32,7 +32,7 @@ from torch.nn import functional as F
 
 from workflow.lib.vq import VectorQuantizer, decoder, encoder, grid_rows, rows_grid
 
-KINDS = ("sghc", "flat", "pixel", "semonly", "joint", "random", "coupled", "widepixel")
+from .plan import KINDS  # the tokenizer kinds, named once where the plan (no torch) needs them too
 FEAT = 32   # teacher feature width (spec)
 D_SEM = 16  # semantic code width (spec)
 D_PIX = 8   # the pixel code width of SGHC and of B1, B3, B4 (spec); SGHC's decoder sees [projected semantic code ;

@@ -9,7 +9,7 @@ from workflow.lib.images import fashion_paths
 
 OUT = "results/semhitok"
 FIGURES = ("table_main", "fig_a_tradeoff", "fig_b_reconstructions")
-# methods.KINDS (not imported: no torch here)
+# The tokenizer kinds (methods.py builds them; defined here, where no torch is imported, and imported there)
 KINDS = ("sghc", "flat", "pixel", "semonly", "joint", "random", "coupled", "widepixel")
 
 
