@@ -2,8 +2,8 @@
 
 A rectangular room (sides 4-8 m, floor z = 0) holds 3-7 objects: a shape (cube, sphere, cylinder, cone, pyramid),
 one of 8 colours (every (colour, shape) at most once per scene, so "the red cube" refers), a size (params
-data.object_size: 0.5-1.4 m; boxes anisotropic), a yaw, and a dark front (the faces whose outward normal points along the object's local +x),
-so the way an object faces can be seen. No two footprints overlap (rejection sampling).
+data.object_size: 0.5-1.4 m; boxes anisotropic), a yaw, and a dark front (the faces whose outward normal points
+along the object's local +x), so the way an object faces can be seen. No two footprints overlap (rejection sampling).
 
 A camera stands on a circle (params data.camera_radius: 3-5 m) around the room's centre at 1.2-1.8 m, yawed towards
 the centre (+-10 degrees) and pitched 15-35 degrees down; 48 x 48 pixels, f = 45 px. Rendering is numpy projection and
