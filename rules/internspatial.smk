@@ -1,6 +1,7 @@
 # InternSpatial: a spatial-reasoning QA data engine with 19 instruction formats (spec: shared/papers/internspatial.md)
-# rendered scenes and their QA -> one small VLM per (training regime | control, seed), asked the held-out scenes in
-# every format -> claims -> tables, format heat-map and QA cards
+# rendered scenes and their QA -> one vision encoder per seed, pretrained on the renderer's labels -> one small VLM
+# per (training regime | control, seed) on it, asked the held-out scenes in every format -> claims -> tables, format
+# heat-map and QA cards
 localrules: internspatial, internspatial_evaluate, internspatial_plot
 
 
@@ -36,10 +37,31 @@ rule internspatial_data:
         step("papers.internspatial.data", "--images {output.images:q} --qa {output.qa:q}")
 
 
+rule internspatial_encoder:
+    input:
+        images=internspatial_plan.images_path(),
+        qa=internspatial_plan.qa_path(),
+        code=code("internspatial", "encoder"),
+        params=declared("papers.internspatial.encoder"),
+    output:
+        internspatial_plan.encoder_path("{seed}"),
+    log:
+        **logs("internspatial", "encoder", "s{seed}"),
+    benchmark:
+        bench("internspatial", "encoder", "s{seed}")
+    threads: 1
+    resources:
+        **measured("internspatial_encoder"),
+    shell:
+        step("papers.internspatial.encoder", "--images {input.images:q} --qa {input.qa:q} --seed {wildcards.seed} "
+             "--out {output:q}")
+
+
 rule internspatial_train:
     input:
         images=internspatial_plan.images_path(),
         qa=internspatial_plan.qa_path(),
+        encoder=internspatial_plan.encoder_path("{seed}"),
         code=code("internspatial", "train"),
         params=declared("papers.internspatial.train"),
     output:
@@ -55,7 +77,8 @@ rule internspatial_train:
         **measured("internspatial_train"),
     shell:
         step("papers.internspatial.train",
-             "--images {input.images:q} --qa {input.qa:q} --regime {wildcards.internspatial_regime} "
+             "--images {input.images:q} --qa {input.qa:q} --encoder {input.encoder:q} "
+             "--regime {wildcards.internspatial_regime} "
              "--seed {wildcards.seed} --out {output:q}")
 
 

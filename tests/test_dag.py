@@ -22,8 +22,8 @@ TORCH_STEPS = {
     "workflow.papers.tp_spikformer.prune", "workflow.papers.hex.train", "workflow.papers.hex.decode",
     "workflow.papers.refusion.train", "workflow.papers.refusion.decode", "workflow.papers.code_reasoning.base",
     "workflow.papers.code_reasoning.sft", "workflow.papers.semhitok.train_nets", "workflow.papers.semhitok.tokenizer",
-    "workflow.papers.internspatial.train", "workflow.papers.aurelius.train_evaluator", "workflow.papers.aurelius.train",
-    "workflow.papers.aurelius.evaluate",
+    "workflow.papers.internspatial.encoder", "workflow.papers.internspatial.train",
+    "workflow.papers.aurelius.train_evaluator", "workflow.papers.aurelius.train", "workflow.papers.aurelius.evaluate",
 }
 
 

@@ -220,7 +220,10 @@ def test_the_claims_metrics_on_hand_made_scores():
     rows += score_rows("m2", cats, 0.4, 0.49, spread=0.002)
     prior = [{"set": "isb", "format": "nl+raw", "category": c, "accuracy": 0.5, "n": 10, "regime": "prior",
               "seed": -1} for c in cats]
+    prior += [{"set": "general", "format": "nl+raw", "category": "attribute", "accuracy": 0.15, "n": 10,
+               "regime": "chance", "seed": -1}]
     m = E.measure(pd.DataFrame(rows + prior))
+    assert m["k6_general_over_chance"] == pytest.approx([0.49 - 0.15])  # the weaker of M0 and M2 over chance
     assert m["k1_isb_gain"] == pytest.approx([0.6])
     assert m["k2_vsi_gain"] == pytest.approx([0.3])
     assert m["k3_std_ratio"] == pytest.approx([0.2])
@@ -268,6 +271,8 @@ def test_the_aa_nulls_put_another_seeds_comparator_in_m2s_place():
                  + score_rows("m2", cats, 0.4, 0.49, spread=0.002)]
     prior = [{"set": "isb", "format": "nl+raw", "category": c, "accuracy": 0.5, "n": 10, "regime": "prior",
               "seed": -1} for c in cats]
+    prior += [{"set": "general", "format": "nl+raw", "category": "attribute", "accuracy": 0.15, "n": 10,
+               "regime": "chance", "seed": -1}]
     table = pd.DataFrame(rows + prior)
     aa = E.aa_nulls(table, E.measure(table))
     assert aa["aa_m0"]["k1_isb_gain"] == pytest.approx([0.1, -0.1])
@@ -297,3 +302,73 @@ def test_the_k4_placebo_permutes_only_the_general_answers_within_each_question_t
     M.training_set(data, "m2", a)
     M.training_set(data, "m2_shuffledgeneral", b)
     assert a.integers(1000) == b.integers(1000)  # the training's batches draw on from the same state
+
+
+def test_answers_are_chosen_among_the_items_candidates_and_a_uniform_model_scores_chance():
+    import torch
+
+    from workflow.papers.internspatial import methods as M
+
+    shape = qa.item("general", "attribute", 0, [0], "what shape is the red object ?", [], "cone")
+    items = ([qa.item("isb", "position", 0, [0], "q", [], "yes")] * 300
+             + [qa.item("isb", "rotation", 0, [0], "q", [], "left")] * 300 + [shape] * 300)
+    logits = torch.zeros(len(items), len(qa.ANSWERS))
+    logits[:, qa.ANSWERS.index("red")] = 10.0  # the largest logit is no candidate of any of these items
+    said = M.choose(logits + torch.randn(logits.shape, generator=torch.Generator().manual_seed(0)), items)
+    assert all(a in qa.candidates(it) for a, it in zip(said, items))
+    right = np.array([a == it["answer"] for a, it in zip(said, items)]).reshape(3, 300).mean(1)
+    np.testing.assert_allclose(right, [1 / 2, 1 / 8, 1 / 5], atol=0.08)  # chance, not 0
+    assert qa.candidates(qa.item("general", "attribute", 0, [0], "what colour is the cone ?", [], "red")) == tuple(
+        W.COLOURS)
+    with pytest.raises(ValueError, match="add them to qa.CANDIDATES"):
+        qa.candidates(qa.item("isb", "weight", 0, [0], "q", [], "yes"))
+
+
+def test_chance_rows_average_one_over_the_candidates():
+    record = {"items": {"test": [qa.item("isb", "position", 0, [0], "q", [], "yes"),
+                                 qa.item("isb", "counting", 0, [0], "q", [], "c2"),
+                                 qa.item("general", "attribute", 0, [0], "what colour is the cone ?", [], "red"),
+                                 qa.item("general", "attribute", 0, [0], "what shape is the red object ?", [],
+                                         "cone")]}}
+    rows = {(r["set"], r["category"]): r["accuracy"] for r in records.chance(record)}
+    assert rows == {("isb", "counting"): pytest.approx(0.1), ("isb", "position"): 0.5,
+                    ("general", "attribute"): pytest.approx((1 / 8 + 1 / 5) / 2)}
+
+
+def test_cell_targets_label_each_cell_with_its_largest_object():
+    from workflow.papers.internspatial import methods as M
+
+    ids = np.zeros((48, 48), np.uint8)
+    ids[0:8, 0:8] = 1          # cell (0, 0): object 0 only
+    ids[8:16, 8:11] = 2        # cell (1, 1): 24 pixels of object 1 ...
+    ids[8:16, 11:16] = 1       # ... and 40 of object 0: object 0 wins
+    ids[40:42, 40:41] = 2      # cell (5, 5): 2 pixels, under MIN_CELL: empty
+    labels = [(3, 1, np.array([1.0, 2.0, 0.5, -1.0], np.float32)), (5, 4, np.zeros(4, np.float32))]
+    colour, shape, reg, mask = M.cell_targets(ids, labels)
+    assert mask.sum() == 2 and mask[0, 0] and mask[1, 1] and not mask[5, 5]
+    assert colour[1, 1] == 3 and shape[1, 1] == 1 and colour[0, 0] == 3
+    np.testing.assert_allclose(reg[0, 0], [1.0, 2.0, 0.5, -1.0])
+
+
+def test_the_encoders_targets_are_the_renderers_labels():
+    """A red cone in front of the camera: its cells say red, cone, its canonical depth and its height."""
+    from workflow.papers.internspatial import methods as M
+
+    cam = camera_at_origin()
+    cone = W.Obj("cone", "red", (2.0, 2.0, 2.0), 0.0, (5.0, 0.0))
+    scene = W.Scene((12.0, 12.0), [cone])
+    _, ids = W.render(scene, cam)
+    ann = W.annotate(scene, ids)
+    ann[0]["xyz"] = cam.to_canonical(cone.centre).tolist()
+    record = {"names": [cone.name], "anns": [ann, ann], "sizes": [[cone.scale[2], float(np.log(cone.volume))]]}
+    colour, shape, reg, mask = M.cell_targets(ids, M.object_labels(record, 0))
+    assert mask.sum() >= 2
+    assert set(colour[mask]) == {M.COLOURS.index("red")} and set(shape[mask]) == {M.SHAPES.index("cone")}
+    np.testing.assert_allclose(reg[mask][:, 1] * M.REG_SCALE[1], 5.0, atol=1e-5)  # depth along the view: 5 m
+    np.testing.assert_allclose(reg[mask][:, 2] * M.REG_SCALE[2], 2.0, atol=1e-5)  # height
+
+
+def test_the_validation_split_is_drawn_like_the_test_split():
+    items = items_of({"isb": 30, "vsi": 20, "general": 10})
+    val = D.draw(items, {"isb": 5, "vsi": 50, "general": 10}, "val", np.random.default_rng(0))
+    assert collections.Counter(it["kind"] for it in val) == {"isb": 5, "vsi": 20, "general": 10}

@@ -1,22 +1,18 @@
 """The small vision-language model and its three training regimes (spec 6.3), with the negative controls.
 
-Findings so far: the model does not learn to bind a question to an
-object. Measured (2026-12-05): attribute QA ("what colour is the cone?") stays at its question-type prior (loss
-1.81, test 0.17-0.19) for m0 after 8-12 epochs on 1,000-1,500 scenes (4,700-7,100 items), with post-norm or
-pre-norm layers, and after 30 epochs at lr 0.002 (2,200 steps; loss 1.84 -> 1.80, test 0.18); m2 reaches 0.37 on ISB (mostly priors). On scenes with one object, the CNN with a max-pooled
-head reads its colour (1.00 in 2 epochs), the CNN through a mean (what the CLS token's attention starts as) does
-not (0.16): hence the max-pooled summary token, which is not enough for several objects. The likely root cause is
-the spec's risk (i), legibility: a lone object covers a median 48 pixels of the 48 x 48 view, and the same CNN
-names its shape at 0.40 after 6 epochs on 2,700 images (chance 0.20), so "the cone" cannot be found yet; with
-cameras 2.5-4 m from the centre (median 87 pixels) it is 0.43, so size is not the whole story. A scratch model
-with explicit text-conditioned attention pooling over the CNN's 12 x 12 grid (a stacked-attention VQA head) starts
-to bind after 11 epochs (attribute QA 0.25, loss 1.71): learnable, slowly. Next:
-measure legibility first (closer cameras or larger objects, or 64 px), then more general QA and attention
-diagnostics; only then the regimes' comparison.
+History (2026-12-05): a VLM trained from scratch, its CNN included, stayed at the answer priors: it did not bind a
+question to an object (attribute QA 0.17-0.19 after 8-30 epochs), and its CNN named a lone object's shape at 0.40
+(chance 0.20). The paper's models start from a pretrained InternVL2.5 whose vision encoder knows objects before any
+spatial QA; the miniature does the same since issue 35 (2026-12-07): an Encoder per seed is pretrained on the
+renderer's own labels (cell_targets: which object covers each patch, its colour, shape, canonical position, height
+and volume; not its facing) and then frozen and shared by every regime and control of the seed, its features of the
+raw images computed once (spec 6.6: "caches the CNN features of un-overlaid images"); an overlaid image is encoded
+when it is read.
 
-Model: a CNN (three stride-2 conv layers, 48 px -> 6 x 6 x 64 patch tokens per view, plus a view embedding), a
-word tokenizer for the question (box coordinates are tokens n0-n47), a 2-layer transformer (d = 64, 4 heads)
-over [CLS, image tokens, text tokens], and a classifier over the fixed answer set on CLS.
+Model: the encoder (a CNN, 48 px -> 6 x 6 x 64 patch tokens per view), an MLP projector (trained, as InternVL's),
+a view embedding, a word tokenizer for the question (box coordinates are tokens n0-n47), a 2-layer transformer
+(d = 64, 4 heads) over [CLS, a max-pooled summary token per view, image tokens, text tokens], and a classifier over
+the fixed answer set on CLS; an answer is chosen among its item's candidates (choose: multiple choice).
 
 Regimes, the same model and optimiser, trained on:
     m0            general (attribute) QA only, natural language on raw images (the base model)
@@ -37,10 +33,17 @@ from torch import nn
 from torch.nn import functional as F
 
 from . import qa
+from . import world as W
 
 REGIMES = ("m0", "m1", "m2", "m2_shuffled", "m2_wrongcue", "m2_nogeneral", "m2_shuffledgeneral")
 SPECIAL = ("<pad>", "<unk>", "<ref>", "</ref>", "<box>", "</box>", "?", ",", "mark1", "mark2", "mark3")
 MAX_TOKENS = 32
+GRID = 6            # the encoder's output grid (6 x 6 patch tokens per view, spec)
+MIN_CELL = 4        # pixels of an object in an 8 x 8 cell for the cell to be labelled with it
+# the regression targets of an object cell: canonical x (m, right), depth y (m), height (m), log volume (log m^3),
+# divided by these scales so that each is of order one
+REG_SCALE = np.array([2.0, 5.0, 1.0, 2.0], np.float32)
+COLOURS, SHAPES = tuple(W.COLOURS), W.SHAPES
 
 
 def vocabulary(items: list[dict], names: list[list[str]]) -> dict[str, int]:
@@ -59,16 +62,133 @@ def tokens(text: str, vocab: dict[str, int]) -> list[int]:
     return ids + [0] * (MAX_TOKENS - len(ids))
 
 
-class VLM(nn.Module):
-    def __init__(self, vocab_size: int, n_answers: int, d: int = 64, layers: int = 2, heads: int = 4):
+# ---- the vision encoder, pretrained on the renderer's labels (the paper's VLM starts from a pretrained InternVL) ----
+
+def object_labels(scene: dict, view: int) -> list[tuple[int, int, np.ndarray]]:
+    """(colour index, shape index, scaled regression targets) of each object of a scene record, in one view."""
+    out = []
+    for name, ann, size in zip(scene["names"], scene["anns"][view], scene["sizes"]):
+        colour, shape = name.split()
+        reg = np.array([ann["xyz"][0], ann["xyz"][1], *size], np.float32) / REG_SCALE
+        out.append((COLOURS.index(colour), SHAPES.index(shape), reg))
+    return out
+
+
+def cell_targets(ids: np.ndarray, labels: list[tuple[int, int, np.ndarray]], grid: int = GRID):
+    """Per cell of a grid x grid partition of the instance-id image: the object with the most pixels there (at least
+    MIN_CELL) -> its colour and shape classes, its regression targets, and the mask of object cells (elsewhere the
+    targets are 0 and unused). The encoder's pretraining targets: what is where, and how far, tall and big it is."""
+    cell = ids.shape[0] // grid
+    blocks = ids[:grid * cell, :grid * cell].reshape(grid, cell, grid, cell).transpose(0, 2, 1, 3)
+    blocks = blocks.reshape(grid, grid, -1)  # (row, column, the cell's pixels)
+    colour, shape = np.zeros((grid, grid), np.int64), np.zeros((grid, grid), np.int64)
+    reg = np.zeros((grid, grid, len(REG_SCALE)), np.float32)
+    mask = np.zeros((grid, grid), bool)
+    for r in range(grid):
+        for c in range(grid):
+            counts = np.bincount(blocks[r, c], minlength=len(labels) + 1)[1:]
+            if len(counts) and counts.max() >= MIN_CELL:
+                k = int(counts.argmax())
+                colour[r, c], shape[r, c], reg[r, c], mask[r, c] = labels[k][0], labels[k][1], labels[k][2], True
+    return colour, shape, reg, mask
+
+
+class Encoder(nn.Module):
+    """The CNN (48 px -> GRID x GRID x width) and, for its pretraining only, a linear read-out per cell (an object
+    there or not; its colour, shape and regression targets): a linear probe of what each patch token says."""
+
+    def __init__(self, width: int = 64, depth: int = 0):
         super().__init__()
         # a stride-1 first layer and a max-pooled grid: with three stride-2 layers a 70-pixel object's colour was
         # not learnt (test accuracy at chance, measured), with these it is learnt within two epochs
-        self.cnn = nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.GELU(),
-                                 nn.Conv2d(32, 64, 3, stride=2, padding=1), nn.GELU(),
-                                 nn.Conv2d(64, d, 3, stride=2, padding=1), nn.GELU(), nn.MaxPool2d(2))
-        self.patch_norm = nn.LayerNorm(d)  # the CNN's scale is not the embeddings': without it nothing bound
-        self.patch_pos = nn.Parameter(torch.randn(36, d) * 0.02)
+        # then `depth` stride-1 layers at 12 x 12: a receptive field of 13 pixels did not take in an object's
+        # silhouette (shape read at 0.35 on validation cells, colour at 0.96), each layer widens it by 8
+        layers = [nn.Conv2d(3, 32, 3, padding=1), nn.GELU(), nn.Conv2d(32, 64, 3, stride=2, padding=1), nn.GELU(),
+                  nn.Conv2d(64, width, 3, stride=2, padding=1), nn.GELU()]
+        for _ in range(depth):
+            layers += [nn.Conv2d(width, width, 3, padding=1), nn.GELU()]
+        self.cnn = nn.Sequential(*layers, nn.MaxPool2d(2))
+        self.readout = nn.Conv2d(width, 1 + len(COLOURS) + len(SHAPES) + len(REG_SCALE), 1)
+        self.width = width
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        """images (n, 3, 48, 48) in [0, 1] -> patch features (n, GRID * GRID, width)."""
+        return self.cnn(images).flatten(2).transpose(1, 2)
+
+    def read(self, images: torch.Tensor):
+        """-> (objectness logit, colour logits, shape logits, regression), each (n, GRID, GRID, ...)."""
+        out = self.readout(self.cnn(images)).permute(0, 2, 3, 1)  # (n, GRID, GRID, channels)
+        return torch.split(out, [1, len(COLOURS), len(SHAPES), len(REG_SCALE)], -1)
+
+
+def as_tensor(images: np.ndarray) -> torch.Tensor:
+    """uint8 images (n, 48, 48, 3) -> float (n, 3, 48, 48) in [0, 1]."""
+    return torch.from_numpy(np.ascontiguousarray(images.transpose(0, 3, 1, 2))).float() / 255.0
+
+
+def encoder_targets(ids: np.ndarray, scenes: list[dict], index: list[int]):
+    """Stacked cell targets of the images at `index` (qa.VIEWS images per scene, scene after scene)."""
+    parts = [cell_targets(ids[k], object_labels(scenes[k // qa.VIEWS], k % qa.VIEWS)) for k in index]
+    return [torch.from_numpy(np.stack([p[j] for p in parts])) for j in range(4)]
+
+
+def encoder_loss(encoder: Encoder, images: torch.Tensor, targets) -> torch.Tensor:
+    """Objectness on every cell; colour, shape and the regression on the object cells only (a cell is mostly empty:
+    with 'none' as one more class the read-out learnt to say 'none' everywhere, colour 0.19 on object cells)."""
+    colour, shape, reg, mask = targets
+    o_logit, c_logits, s_logits, r_pred = encoder.read(images)
+    loss = F.binary_cross_entropy_with_logits(o_logit[..., 0], mask.float())
+    if mask.any():
+        loss = loss + F.cross_entropy(c_logits[mask], colour[mask]) + F.cross_entropy(s_logits[mask], shape[mask])
+        loss = loss + F.mse_loss(r_pred[mask], reg[mask])
+    return loss
+
+
+def pretrain(encoder: Encoder, images: np.ndarray, ids: np.ndarray, scenes: list[dict], index: list[int], p: dict,
+             rng: np.random.Generator, curve) -> None:
+    """AdamW on the cell targets of the images at `index`, cosine schedule."""
+    targets = encoder_targets(ids, scenes, index)
+    x = as_tensor(images[index])
+    steps = p["epochs"] * -(-len(index) // p["batch"])
+    opt = torch.optim.AdamW(encoder.parameters(), lr=p["lr"], weight_decay=0.01)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(1, steps))
+    encoder.train()
+    for epoch in range(p["epochs"]):
+        order = torch.from_numpy(rng.permutation(len(index)))
+        total = 0.0
+        for j in range(0, len(index), p["batch"]):
+            b = order[j:j + p["batch"]]
+            loss = encoder_loss(encoder, x[b], [t[b] for t in targets])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            total += loss.item() * len(b)
+        curve("loss", epoch, total / len(index))
+    encoder.eval()
+
+
+@torch.no_grad()
+def probe(encoder: Encoder, images: np.ndarray, ids: np.ndarray, scenes: list[dict], index: list[int]) -> dict:
+    """Legibility: the read-out on held-out images: whether a cell holds an object (accuracy), and on the cells an
+    object covers its colour and shape (accuracy) and depth (mean absolute error, m)."""
+    colour, shape, reg, mask = encoder_targets(ids, scenes, index)
+    o_logit, c_logits, s_logits, r_pred = encoder.read(as_tensor(images[index]))
+    return {"objectness_acc": float(((o_logit[..., 0] > 0) == mask).float().mean()),
+            "colour_acc": float((c_logits.argmax(-1) == colour)[mask].float().mean()),
+            "shape_acc": float((s_logits.argmax(-1) == shape)[mask].float().mean()),
+            "depth_mae_m": float((r_pred[..., 1] - reg[..., 1])[mask].abs().mean() * REG_SCALE[1]),
+            "object_cells": float(mask.float().mean())}
+
+
+# ---- the VLM: the frozen encoder's patch tokens, a trained projector and a small transformer ----
+
+class VLM(nn.Module):
+    def __init__(self, vocab_size: int, n_answers: int, width: int = 64, d: int = 64, layers: int = 2, heads: int = 4):
+        super().__init__()
+        self.projector = nn.Sequential(nn.Linear(width, d), nn.GELU(), nn.Linear(d, d))  # InternVL's MLP projector
+        self.patch_norm = nn.LayerNorm(d)  # the encoder's scale is not the embeddings': without it nothing bound
+        self.patch_pos = nn.Parameter(torch.randn(GRID * GRID, d) * 0.02)
         self.view = nn.Parameter(torch.randn(2, d) * 0.02)
         self.embed = nn.Embedding(vocab_size, d, padding_idx=0)
         self.text_pos = nn.Parameter(torch.randn(MAX_TOKENS, d) * 0.02)
@@ -78,41 +198,52 @@ class VLM(nn.Module):
                                              layers)
         self.head = nn.Linear(d, n_answers)
 
-    def forward(self, images: torch.Tensor, text: torch.Tensor) -> torch.Tensor:
-        """images (b, views, 3, 48, 48) in [0, 1], text (b, MAX_TOKENS) -> answer logits."""
-        b, v = images.shape[:2]
-        patches = self.patch_norm(self.cnn(images.flatten(0, 1)).flatten(2).transpose(1, 2))  # (b * v, 36, d)
-        patches = (patches + self.patch_pos).reshape(b, v, 36, -1) + self.view[:v, None]
+    def forward(self, features: torch.Tensor, text: torch.Tensor) -> torch.Tensor:
+        """features (b, views, GRID * GRID, width) from the encoder, text (b, MAX_TOKENS) -> answer logits."""
+        b, v, n = features.shape[:3]
+        patches = self.patch_norm(self.projector(features)) + self.patch_pos + self.view[:v, None]
         # one summary token per view, its patches max-pooled: through the CLS token's attention alone (a mean at
         # the start) a lone object's colour was not learnt, through a max-pool it is (measured: 0.16 vs 1.00)
         summary = patches.amax(2)  # (b, v, d)
-        seq = torch.cat([self.cls.expand(b, -1, -1), summary, patches.reshape(b, v * 36, -1),
+        seq = torch.cat([self.cls.expand(b, -1, -1), summary, patches.reshape(b, v * n, -1),
                          self.embed(text) + self.text_pos], 1)
-        pad = torch.cat([torch.zeros(b, 1 + v + v * 36, dtype=torch.bool), text == 0], 1)
+        pad = torch.cat([torch.zeros(b, 1 + v + v * n, dtype=torch.bool), text == 0], 1)
         return self.head(self.encoder(seq, src_key_padding_mask=pad)[:, 0])
 
 
 class Data:
-    """The images, ids and QA of the data step, and the encoding of an item in a format."""
+    """The images, ids and QA of the data step, the frozen encoder's features of every raw image (computed once), and
+    the encoding of an item in a format (an overlay image is encoded when it is read)."""
 
-    def __init__(self, images: np.ndarray, ids: np.ndarray, record: dict):
+    def __init__(self, images: np.ndarray, ids: np.ndarray, record: dict, encoder: Encoder, chunk: int = 512):
         self.images, self.ids, self.scenes, self.items = images, ids, record["scenes"], record["items"]
-        self.vocab = vocabulary(self.items["train"] + self.items["test"], [s["names"] for s in self.scenes])
+        self.vocab = vocabulary([it for split in self.items.values() for it in split],
+                                [s["names"] for s in self.scenes])
         self.answer_index = {a: i for i, a in enumerate(qa.ANSWERS)}
+        self.encoder = encoder.eval()
+        with torch.no_grad():
+            self.features = torch.cat([encoder(as_tensor(images[j:j + chunk])) for j in range(0, len(images), chunk)])
 
-    def encode(self, it: dict, fmt: str = "nl+raw", cues: list[int] | None = None) -> tuple[np.ndarray, list[int]]:
-        """(images (views, 3, 48, 48) float32, token ids) of an item asked in a format."""
+    def encode(self, it: dict, fmt: str = "nl+raw", cues: list[int] | None = None) -> tuple[list, list[int]]:
+        """(per view: the image's index when it is raw, else the overlaid image; token ids) of an item in a format."""
         scene = self.scenes[it["scene"]]
         ann = scene["anns"][it["views"][0]]
         cues = cues or it["refs"]
         views = []
         for v in range(len(it["views"])):
             k = qa.image_index(it, v)
-            img = self.images[k]
-            if v == 0:
-                img = qa.overlay(img, self.ids[k], ann, fmt, cues)
-            views.append(img.transpose(2, 0, 1).astype(np.float32) / 255.0)
-        return np.stack(views), tokens(qa.question_text(it, scene["names"], ann, fmt, cues), self.vocab)
+            raw = self.images[k]
+            drawn = qa.overlay(raw, self.ids[k], ann, fmt, cues) if v == 0 else raw
+            views.append(k if drawn is raw else drawn)
+        return views, tokens(qa.question_text(it, scene["names"], ann, fmt, cues), self.vocab)
+
+    @torch.no_grad()
+    def features_of(self, views: list[list]) -> torch.Tensor:
+        """(b, views, GRID * GRID, width): cached features for raw images, the overlaid ones encoded in one go."""
+        drawn = [x for row in views for x in row if not isinstance(x, int)]
+        fresh = iter(self.encoder(as_tensor(np.stack(drawn)))) if drawn else iter(())
+        return torch.stack([torch.stack([self.features[x] if isinstance(x, int) else next(fresh) for x in row])
+                            for row in views])
 
     def wrong_cues(self, it: dict, rng: np.random.Generator) -> list[int]:
         """Other visible objects for each referred one (the wrong-cue control), where the view has any."""
@@ -157,7 +288,7 @@ def training_set(data: Data, regime: str, rng: np.random.Generator) -> list[tupl
 
 def batch(data: Data, rows) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     enc = [data.encode(it, fmt, cues) for it, fmt, cues in rows]
-    return (torch.from_numpy(np.stack([e[0] for e in enc])), torch.tensor([e[1] for e in enc]),
+    return (data.features_of([e[0] for e in enc]), torch.tensor([e[1] for e in enc]),
             torch.tensor([data.answer_index[it["answer"]] for it, _, _ in rows]))
 
 
@@ -181,8 +312,8 @@ def train(model: VLM, data: Data, rows, p: dict, rng: np.random.Generator, curve
             chunks += [[group[i] for i in order[j:j + p["batch"]]] for j in range(0, len(group), p["batch"])]
         total = 0.0
         for k in rng.permutation(len(chunks)):
-            images, text, answers = batch(data, chunks[k])
-            loss = F.cross_entropy(model(images, text), answers)
+            features, text, answers = batch(data, chunks[k])
+            loss = F.cross_entropy(model(features, text), answers)
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -192,16 +323,25 @@ def train(model: VLM, data: Data, rows, p: dict, rng: np.random.Generator, curve
     model.eval()
 
 
+def choose(logits: torch.Tensor, items: list[dict]) -> list[str]:
+    """Each item's answer: the highest-scoring of its candidates (qa.candidates), as a multiple-choice benchmark
+    scores; the answers of other categories are not in the running."""
+    allowed = torch.zeros_like(logits, dtype=torch.bool)
+    for row, it in enumerate(items):
+        allowed[row, [qa.ANSWERS.index(a) for a in qa.candidates(it)]] = True
+    return [qa.ANSWERS[k] for k in logits.masked_fill(~allowed, -torch.inf).argmax(1).tolist()]
+
+
 @torch.no_grad()
 def predict(model: VLM, data: Data, rows, chunk: int = 256) -> list[str]:
-    """The model's answer for each (item, format, cues) row."""
+    """The model's answer among its candidates for each (item, format, cues) row."""
     out = [None] * len(rows)
     indexed = list(enumerate(rows))
     for v in (1, 2):
         sel = [(i, r) for i, r in indexed if len(r[0]["views"]) == v]
         for j in range(0, len(sel), chunk):
             part = sel[j:j + chunk]
-            images, text, _ = batch(data, [r for _, r in part])
-            for (i, _), k in zip(part, model(images, text).argmax(1).tolist()):
-                out[i] = qa.ANSWERS[k]
+            features, text, _ = batch(data, [r for _, r in part])
+            for (i, _), said in zip(part, choose(model(features, text), [r[0] for _, r in part])):
+                out[i] = said
     return out

@@ -1,6 +1,7 @@
 """The jobs of this paper, as pure functions of its params (params.yaml: internspatial.plan).
 
-One data job renders the scenes and writes the QA; a run is one (training regime, seed): the small VLM trained the
+One data job renders the scenes and writes the QA; one encoder job per seed pretrains the vision encoder every
+regime of that seed starts from; a run is one (training regime, seed): the small VLM trained the
 regime's way and asked every test item, ISB-mini items in each of the 19 formats. The rule file and the evaluate step
 find the same files through these functions.
 """
@@ -22,6 +23,10 @@ def images_path() -> str:
 
 def qa_path() -> str:
     return f"{OUT}/data/qa.json"
+
+
+def encoder_path(seed) -> str:
+    return f"{OUT}/encoders/encoder_s{seed}.pt"
 
 
 def run_path(regime: str, seed) -> str:

@@ -1,7 +1,8 @@
 """Figures: the ISB-mini table (category x model, the paper's InternSpatial-Bench table) and the VSI-mini table
-(task x model), both with the majority-answer baseline; the format heat-map (19 formats x model, the paper's format
-ablation); and QA cards: held-out scenes as each model saw them (the format's overlay drawn), the question, the
-truth and every model's answer (seed 0), for a person to judge."""
+(task x model), both with the majority-answer baseline and chance (a uniform pick among each item's candidates);
+the format heat-map (19 formats x model, the paper's format ablation); and QA cards: held-out scenes as each model
+saw them (the format's overlay drawn), the question, the truth and every model's answer (seed 0), for a person to
+judge."""
 from __future__ import annotations
 
 import textwrap
@@ -18,7 +19,8 @@ from . import plan, qa, records
 
 READS = ("internspatial.plan",)
 
-NAMES = {"prior": "majority answer", "m0": "M0 base", "m1": "M1 spatial-raw", "m2": "M2 spatial (19 formats)",
+NAMES = {"prior": "majority answer", "chance": "chance (uniform pick)", "m0": "M0 base", "m1": "M1 spatial-raw",
+         "m2": "M2 spatial (19 formats)",
          "m2_shuffled": "control: shuffled answers", "m2_wrongcue": "control: wrong cues",
          "m2_nogeneral": "control: no general QA", "m2_shuffledgeneral": "placebo: shuffled general answers"}
 
@@ -32,7 +34,7 @@ def fig_table(table: pd.DataFrame, kind: str, regimes: list[str], title: str):
     cats = records.category_means(table, kind)
     order = sorted(cats.category.unique())
     rows = []
-    for r in ["prior"] + regimes:
+    for r in ["prior", "chance"] + regimes:
         g = cats[cats.regime.eq(r)]
         per_seed_avg = g.groupby("seed").accuracy.mean()
         rows.append([NAMES[r]] + [cell(g[g.category.eq(c)].accuracy) for c in order] + [cell(per_seed_avg)])

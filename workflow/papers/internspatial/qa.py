@@ -34,8 +34,16 @@ VSI = ("rotation_angle", "count_room", "rel_distance")
 GENERAL = ("attribute",)
 MARGIN = 0.25  # m: a relation is asked only when it holds by this much (no ambiguous items)
 VIEWS = 2  # views the data step renders per scene, stored scene after scene
-ANSWERS = (("yes", "no", "first", "second") + tuple(W.COLOURS) + W.SHAPES + tuple(f"c{i}" for i in range(10))
-           + DIRECTIONS + tuple(f"deg{d}" for d in range(45, 360, 45)))
+COUNTS = tuple(f"c{i}" for i in range(10))
+ANGLES = tuple(f"deg{d}" for d in range(45, 360, 45))
+ANSWERS = ("yes", "no", "first", "second") + tuple(W.COLOURS) + W.SHAPES + COUNTS + DIRECTIONS + ANGLES
+# The answer options of each question category, as the benchmarks ask them (multiple choice): a model answers among
+# its item's candidates, so one that never saw a category's answers scores at chance there, not at 0. The attribute
+# QA has two question types, told apart by their first words.
+CANDIDATES = {"position": ("yes", "no"), "size": ("yes", "no"), "existence": ("yes", "no"), "counting": COUNTS,
+              "rotation": DIRECTIONS, "rotation_angle": ANGLES, "count_room": COUNTS,
+              "rel_distance": ("first", "second"),
+              "what colour": tuple(W.COLOURS), "what shape": W.SHAPES}
 
 
 def canonical(scene: W.Scene, cam: W.Camera) -> np.ndarray:
@@ -137,11 +145,20 @@ def balance(items: list[dict], rng: np.random.Generator) -> list[dict]:
     return [out[i] for i in rng.permutation(len(out))]
 
 
-def test_sets(items: list[dict]) -> dict[str, list]:
+def candidates(it: dict) -> tuple[str, ...]:
+    """The answers an item is asked to choose among (CANDIDATES: its category's, or its attribute question type's)."""
+    key = " ".join(it["question"].split()[:2]) if it["category"] == "attribute" else it["category"]
+    if key not in CANDIDATES:
+        raise ValueError(f"no answer candidates for {key!r} (item {it['question']!r}): add them to qa.CANDIDATES")
+    return CANDIDATES[key]
+
+
+def test_sets(items: list[dict], formats: tuple[str, ...] = FORMATS) -> dict[str, list]:
     """What each model is asked, as (item, format, cues) rows: {'isb/<format>': every ISB-mini item in that format,
-    'vsi': VSI-mini, 'general': the attribute QA}, the last two in natural language on the raw images."""
+    'vsi': VSI-mini, 'general': the attribute QA}, the last two in natural language on the raw images. The validation
+    sets are asked in natural language only (`formats`): the gate reads nothing else."""
     isb = [it for it in items if it["kind"] == "isb"]
-    rows = {f"isb/{fmt}": [(it, fmt, None) for it in isb] for fmt in FORMATS}
+    rows = {f"isb/{fmt}": [(it, fmt, None) for it in isb] for fmt in formats}
     return rows | {kind: [(it, "nl+raw", None) for it in items if it["kind"] == kind] for kind in ("vsi", "general")}
 
 

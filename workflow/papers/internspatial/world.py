@@ -1,12 +1,12 @@
 """SpatialWorld: procedural 3-D scenes with exact ground truth, seen by pinhole cameras (spec 6.3).
 
 A rectangular room (sides 4-8 m, floor z = 0) holds 3-7 objects: a shape (cube, sphere, cylinder, cone, pyramid),
-one of 8 colours (every (colour, shape) at most once per scene, so "the red cube" refers), a size (0.3-1.2 m,
-boxes anisotropic), a yaw, and a dark front (the faces whose outward normal points along the object's local +x),
-so the way an object faces can be seen. No two footprints overlap (rejection sampling).
+one of 8 colours (every (colour, shape) at most once per scene, so "the red cube" refers), a size (params
+data.object_size: 0.5-1.4 m; boxes anisotropic), a yaw, and a dark front (the faces whose outward normal points
+along the object's local +x), so the way an object faces can be seen. No two footprints overlap (rejection sampling).
 
-A camera stands on a circle of radius 4-7 m around the room's centre at 1.2-1.8 m, yawed towards the centre
-(+-10 degrees) and pitched 15-35 degrees down; 48 x 48 pixels, f = 45 px. Rendering is numpy projection and
+A camera stands on a circle (params data.camera_radius: 3-5 m) around the room's centre at 1.2-1.8 m, yawed towards
+the centre (+-10 degrees) and pitched 15-35 degrees down; 48 x 48 pixels, f = 45 px. Rendering is numpy projection and
 PIL's painter's algorithm (faces clipped at a near plane, culled when facing away, sorted far to near, Lambert
 shading); an instance-id buffer is drawn in the same order, so every object's mask, box and visible pixel count
 are exact. Objects with fewer than 12 visible pixels are "not visible" and never asked about.
@@ -141,13 +141,15 @@ def footprint(obj: Obj) -> float:
     return 0.5 * float(np.hypot(obj.scale[0], obj.scale[1]))
 
 
-def random_scene(rng: np.random.Generator, n_min: int = 3, n_max: int = 7) -> Scene:
+def random_scene(rng: np.random.Generator, n_min: int = 3, n_max: int = 7,
+                 sizes: tuple[float, float] = (0.3, 1.2)) -> Scene:
+    """A room 4-8 m a side with n_min-n_max objects, each `sizes` (m) across."""
     room = (float(rng.uniform(4, 8)), float(rng.uniform(4, 8)))
     scene = Scene(room)
     kinds = rng.permutation([(c, s) for c in COLOURS for s in SHAPES])
     for colour, shape in kinds[:int(rng.integers(n_min, n_max + 1))]:
         for _ in range(100):
-            size = rng.uniform(0.3, 1.2)
+            size = rng.uniform(*sizes)
             scale = ((size * rng.uniform(0.6, 1.4), size * rng.uniform(0.6, 1.4), size * rng.uniform(0.6, 1.4))
                      if shape == "cube" else (size, size, size * rng.uniform(0.8, 1.3)))
             obj = Obj(shape, colour, tuple(float(x) for x in scale), float(rng.uniform(0, 2 * np.pi)), (0.0, 0.0))
@@ -159,11 +161,13 @@ def random_scene(rng: np.random.Generator, n_min: int = 3, n_max: int = 7) -> Sc
     return scene
 
 
-def random_camera(scene: Scene, rng: np.random.Generator, yaw_around: float | None = None) -> Camera:
-    """A camera on the circle around the room's centre (at angle `yaw_around`, random if None), looking inwards."""
+def random_camera(scene: Scene, rng: np.random.Generator, yaw_around: float | None = None,
+                  radii: tuple[float, float] = (4.0, 7.0)) -> Camera:
+    """A camera on a circle (radius drawn from `radii`, m) around the room's centre (at angle `yaw_around`, random if
+    None), looking inwards."""
     centre = np.array([scene.room[0] / 2, scene.room[1] / 2])
     phi = float(rng.uniform(0, 2 * np.pi)) if yaw_around is None else yaw_around
-    radius, height = rng.uniform(4, 7), rng.uniform(1.2, 1.8)
+    radius, height = rng.uniform(*radii), rng.uniform(1.2, 1.8)
     pos = np.array([*(centre + radius * np.array([np.cos(phi), np.sin(phi)])), height])
     yaw = phi + np.pi + np.deg2rad(rng.uniform(-10, 10))
     return Camera(pos, float(yaw), float(-np.deg2rad(rng.uniform(15, 35))))
