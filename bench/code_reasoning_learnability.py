@@ -11,6 +11,7 @@ A fresh model (d, layers, 4 heads; one torch thread) is trained on code items al
           programs, 300 of them held out);
   worldN  the world's own programs of N statements (`world.draw_program`), the held-out ones never drawn.
 Validation: the single-step programs when --mix is only `single`, else the world's programs of --statements.
+--shortcut-free drops the world's programs whose last statement sets a constant (their answer is in the text).
 Prints one line per read-out: name, step, mean training loss, validation accuracy, seconds. No claim metric, no
 test item is read: a probe of the task, before any pilot of the pipeline.
 """
@@ -43,10 +44,19 @@ def world_item(program: dict) -> tuple[str, int]:
     return W.code_item(program), W.run(program)
 
 
-def held_out_world(statements: int, n: int = 300) -> list[dict]:
+def draw_world(rng: np.random.Generator, statements: int, shortcut_free: bool) -> dict:
+    """A world program of `statements` statements; shortcut_free: none whose last statement sets a constant (the
+    copy shortcut: its answer is in the program's text)."""
+    while True:
+        p = W.draw_program(rng, (statements, statements))
+        if not (shortcut_free and p["stmts"][-1][0] == "set"):
+            return p
+
+
+def held_out_world(statements: int, shortcut_free: bool, n: int = 300) -> list[dict]:
     rng, out = np.random.default_rng(99), {}
     while len(out) < n:
-        p = W.draw_program(rng, (statements, statements))
+        p = draw_world(rng, statements, shortcut_free)
         out.setdefault(W.key(p), p)
     return list(out.values())
 
@@ -63,6 +73,7 @@ def main() -> None:
     ap.add_argument("--layers", type=int, default=3)
     ap.add_argument("--prompt-len", type=int, default=W.PROMPT_LEN, help="the prompt's padded length")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--shortcut-free", action="store_true", help="no world program ends by setting a constant")
     a = ap.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(a.seed)
@@ -73,7 +84,7 @@ def main() -> None:
 
     order = rng.permutation(len(SINGLE))
     single_val, single_train = [SINGLE[i] for i in order[:300]], [SINGLE[i] for i in order[300:]]
-    world_val = held_out_world(a.statements)
+    world_val = held_out_world(a.statements, a.shortcut_free)
     held = {W.key(p) for p in world_val}
 
     def draw(kind: str) -> tuple[str, int]:
@@ -81,7 +92,7 @@ def main() -> None:
             return single_item(*single_train[rng.integers(len(single_train))])
         n = int(kind.removeprefix("world"))
         while True:
-            p = W.draw_program(rng, (n, n))
+            p = draw_world(rng, n, a.shortcut_free)
             if W.key(p) not in held:
                 return world_item(p)
 
