@@ -90,7 +90,7 @@ def effect_example(classes: list[dict], real: dict, rng: np.random.Generator):
 
 def train_detector(mels, labels, levels, classes: int, p: dict, rng, curve, mean, std) -> M.Detector:
     x, y, lv = (torch.from_numpy(a) for a in ((mels - mean) / std, labels, levels))
-    model = M.Detector(classes, p["width"])
+    model = M.Detector(classes, p["width"], tuple(p["channels"]))
 
     def loss(idx):
         logit, level, _ = model(x[idx])
@@ -144,19 +144,23 @@ def main(argv=None):
     step.log(f"detector frame mAP {mean_ap:.3f} over {len(classes)} classes; effect accuracy {effect_acc:.3f}")
 
     weights = {"detector": detector.state_dict(), "effects": effects.state_dict()}
-    meta = {"classes": len(classes), "width": p["width"], "mean": mean.tolist(), "std": std.tolist(), "mAP": mean_ap,
+    meta = {"classes": len(classes), "width": p["width"], "channels": p["channels"], "mean": mean.tolist(), "std": std.tolist(), "mAP": mean_ap,
             "effect_accuracy": effect_acc}
     save_state(args.model, weights, meta)
     evaluator = M.Evaluator(weights, meta)
-    pairs = read_json(args.pairs)
-    test = read_npz(args.mels)["test"].astype(np.float32)
-    rows, emb = M.score(evaluator, test, pairs["test"])
+    pairs, mels = read_json(args.pairs), read_npz(args.mels)
+    # the validation pairs' reference: what pilots are judged on (the gate's metric, never on the test pairs)
+    val = records.summary(records.run_record("reference", 0, pairs["val"],
+                                             M.score(evaluator, mels["val"].astype(np.float32), pairs["val"])[0], 0.0))
+    step.log("reference audio, validation pairs: " + ", ".join(f"{k} {v:.3f}" for k, v in val.items()))
+    rows, _ = M.score(evaluator, mels["test"].astype(np.float32), pairs["test"])
     reference = records.run_record("reference", 0, pairs["test"], rows, fad=0.0,
                                    extra={"detector_map": mean_ap, "effect_accuracy": effect_acc})
     write_json(args.reference, reference)
     summary = records.summary(reference)
     step.log("reference audio: " + ", ".join(f"{k} {v:.3f}" for k, v in summary.items()))
-    step.finish(metrics={"detector_map": mean_ap, "effect_accuracy": effect_acc, **summary},
+    step.finish(metrics={"detector_map": mean_ap, "effect_accuracy": effect_acc, **summary,
+                         **{f"val_{k}": v for k, v in val.items()}},
                 outputs=[args.model, args.reference])
 
 
