@@ -136,7 +136,7 @@ def main(argv=None):
     target = torch.tensor([e for *_, e in ex])
     effects = M.EffectNet()
     k = p["effect_clips"]
-    M.fit(effects, lambda idx: F.cross_entropy(effects(seg[idx], mask[idx]), target[idx]), k, p["epochs"],
+    M.fit(effects, lambda idx: F.cross_entropy(effects(seg[idx], mask[idx]), target[idx]), k, p["effect_epochs"],
           p["batch"], p["lr"], rng, step.curve, "effects")
     effects.eval()
     with torch.no_grad():
