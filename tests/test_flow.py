@@ -1,11 +1,11 @@
 """workflow/lib/flow.py: rectified flow with known answers (the exact velocity of a point target carries any noise
-onto it; of a Gaussian target, its mean and spread), the loss that a small network learns down on a toy target,
-and classifier-free guidance's arithmetic."""
+onto it; of a Gaussian target, its mean and spread; a perfect data prediction's velocity reaches the data), the loss
+that a small network learns down on a toy target, and classifier-free guidance's arithmetic."""
 import pytest
 import torch
 from torch import nn
 
-from workflow.lib.flow import euler_sample, flow_matching_loss, guided
+from workflow.lib.flow import euler_sample, flow_matching_loss, from_data, guided
 
 torch.set_num_threads(1)
 
@@ -60,3 +60,12 @@ def test_guidance_is_the_unconditional_velocity_pushed_towards_the_conditional_o
 def test_sampling_without_steps_is_an_error():
     with pytest.raises(ValueError, match="at least one step"):
         euler_sample(lambda x, t: x, torch.zeros(1, 2), steps=0)
+
+
+def test_a_data_prediction_becomes_the_velocity_that_reaches_it():
+    target = torch.tensor([1.0, -3.0])
+    velocity = from_data(lambda x, t: target.expand(len(x), -1))  # a perfect denoiser of a point target
+    x, t = torch.zeros(1, 2), torch.tensor([0.25])
+    torch.testing.assert_close(velocity(x, t), (target / 0.75)[None])  # (x1 - x_t) / (1 - t)
+    out = euler_sample(velocity, torch.randn(16, 2, generator=torch.Generator().manual_seed(2)), steps=5)
+    torch.testing.assert_close(out, target.expand(16, -1), atol=1e-5, rtol=0)

@@ -354,9 +354,9 @@ def test_the_flow_generator_learns_captions_and_commits_to_a_sample():
     model = M.TTA(vocab=4, d=32, layers=1, heads=2, frames=frames, patch=4)  # PAD, two words, NULL
     losses = []
     M.fit_tta(model, words, target, 60, 16, 3e-3, 0.1, rng, lambda name, epoch, value: losses.append(value))
-    assert losses[-1] < 0.7 * losses[0]
+    assert losses[-1] < 0.1 * losses[0]
     out = M.generate(model, words[:2], steps=8, guidance=2.0, seed=0).numpy()
-    assert out[0, 40:100, 40:48].mean() > 1.5 and out[0, 100:160, 4:12].mean() < 1.0  # "high" where it sounds
-    assert out[1, 100:160, 4:12].mean() > 1.5 and out[1, 40:100, 40:48].mean() < 1.0
+    assert out[0, 40:100, 40:48].mean() > 1.0 > 0.6 > out[0, 100:160, 4:12].mean()  # "high" where it sounds
+    assert out[1, 100:160, 4:12].mean() > 1.0 > 0.6 > out[1, 40:100, 40:48].mean()
     again = M.generate(model, words[:2], steps=8, guidance=2.0, seed=0).numpy()
     np.testing.assert_array_equal(out, again)  # seeded noise: a run's samples are reproducible

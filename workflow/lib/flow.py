@@ -5,6 +5,11 @@ A path runs from noise x0 ~ N(0, I) at t = 0 to a data point x1 at t = 1 along x
 velocity is x1 - x0; the network learns it by regression (mean squared error at t ~ U(0, 1)). Sampling integrates
 dx/dt = v(x, t) from noise with Euler steps, optionally with classifier-free guidance (the conditional velocity pushed
 away from the unconditional one by a factor w; w = 1 is the plain conditional model).
+
+A network may predict the data point instead of the velocity (`from_data`: v = (x1_hat - x_t) / (1 - t), the same
+loss; Li and He 2025, "Back to basics: let denoising generative models denoise"): a network whose tokens are narrower
+than its patches cannot carry the patches' noise through to a velocity, but it can carry the clean data, which lies
+on a low-dimensional manifold.
 """
 from __future__ import annotations
 
@@ -14,6 +19,17 @@ import torch
 from torch.nn import functional as F
 
 Velocity = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]  # (x_t, t of shape (B,)) -> velocity like x_t
+
+
+MIN_REMAINING = 0.05  # 1 - t is floored here when a data prediction becomes a velocity (t = 1 would divide by 0)
+
+
+def from_data(predict_data: Velocity) -> Velocity:
+    """The velocity field of a network that predicts the data point x1 from (x_t, t)."""
+    def velocity(x, t):
+        remaining = (1 - t).clamp(min=MIN_REMAINING).view(-1, *([1] * (x.dim() - 1)))
+        return (predict_data(x, t) - x) / remaining
+    return velocity
 
 
 def flow_matching_loss(velocity: Velocity, x1: torch.Tensor, generator: torch.Generator | None = None):

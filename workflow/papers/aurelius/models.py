@@ -32,10 +32,11 @@ def time_embedding(t: torch.Tensor, d: int) -> torch.Tensor:
 
 class TTA(nn.Module):
     """A caption -> log-mel flow model (the paper's TTA models are diffusion and flow models; TangoFlux a rectified
-    flow): the velocity of a noisy normalised log-mel at flow time t, given the caption. Words -> a transformer
+    flow): the velocity of a noisy normalised log-mel at flow time t, given the caption, from its predicted clean
+    log-mel. Words -> a transformer
     encoder (the text encoder); the log-mel's frames in patches of `patch` frames -> tokens, with their position and
     the time embedding; a transformer decoder (self-attention over the patches, cross-attention to the words) -> each
-    patch's velocity. The token NULL (vocab's last id) is the empty caption of classifier-free guidance."""
+    clean patch. The token NULL (vocab's last id) is the empty caption of classifier-free guidance."""
 
     def __init__(self, vocab: int, d: int, layers: int, heads: int, frames: int, patch: int):
         super().__init__()
@@ -55,11 +56,16 @@ class TTA(nn.Module):
         pad = words.eq(PAD)
         return self.encoder(self.embed(words) + self.pos[:words.shape[1]], src_key_padding_mask=pad), pad
 
-    def velocity(self, x: torch.Tensor, t: torch.Tensor, memory: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
+    def denoise(self, x: torch.Tensor, t: torch.Tensor, memory: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
+        """The clean log-mel predicted from x_t (flow.from_data: a 64-d token cannot carry its patch's 256 noise
+        values through to a velocity, but it can carry the clean patch)."""
         b, frames, mels = x.shape
         h = self.inp(x.reshape(b, frames // self.patch, self.patch * mels)) + self.frame_pos
         h = h + self.time(time_embedding(t, self.d))[:, None]
         return self.out(self.decoder(h, memory, memory_key_padding_mask=pad)).reshape(b, frames, mels)
+
+    def velocity(self, x: torch.Tensor, t: torch.Tensor, memory: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
+        return flow.from_data(lambda x, t: self.denoise(x, t, memory, pad))(x, t)
 
     def forward(self, x: torch.Tensor, t: torch.Tensor, words: torch.Tensor) -> torch.Tensor:
         return self.velocity(x, t, *self.encode(words))
@@ -120,7 +126,8 @@ class Detector(nn.Module):
         self.temporal = nn.Sequential(
             nn.Conv1d(c_in * bands, width, 1), nn.BatchNorm1d(width), nn.ReLU(),
             nn.Conv1d(width, width, 3, padding=2, dilation=2), nn.BatchNorm1d(width), nn.ReLU(),
-            nn.Conv1d(width, width, 3, padding=4, dilation=4), nn.BatchNorm1d(width), nn.ReLU())
+            nn.Conv1d(width, width, 3, padding=4, dilation=4), nn.BatchNorm1d(width), nn.ReLU(),
+            nn.Conv1d(width, width, 3, padding=8, dilation=8), nn.BatchNorm1d(width), nn.ReLU())  # +-1.5 s of context
         self.event = nn.Conv1d(width, classes, 1)
         self.level = nn.Conv1d(width, classes, 1)
 
