@@ -5,7 +5,7 @@ import pytest
 import torch
 from torch import nn
 
-from workflow.lib.flow import euler_sample, flow_matching_loss, from_data, guided
+from workflow.lib.flow import euler_sample, flow_matching_loss, from_data, guided, preconditioned
 
 torch.set_num_threads(1)
 
@@ -69,3 +69,12 @@ def test_a_data_prediction_becomes_the_velocity_that_reaches_it():
     torch.testing.assert_close(velocity(x, t), (target / 0.75)[None])  # (x1 - x_t) / (1 - t)
     out = euler_sample(velocity, torch.randn(16, 2, generator=torch.Generator().manual_seed(2)), steps=5)
     torch.testing.assert_close(out, target.expand(16, -1), atol=1e-5, rtol=0)
+
+
+def test_the_preconditioned_prediction_is_the_network_at_noise_and_x_at_the_data():
+    x, f = torch.full((2, 3), 5.0), torch.full((2, 3), -1.0)
+    torch.testing.assert_close(preconditioned(f, x, torch.zeros(2)), f)  # t = 0: all noise, the network's guess
+    torch.testing.assert_close(preconditioned(f, x, torch.ones(2)), x)  # t = 1: x_t is the data
+    # in between: the posterior mean of unit-variance Gaussian data given x_t when the network says 0
+    t = torch.full((2,), 0.5)
+    torch.testing.assert_close(preconditioned(torch.zeros(2, 3), x, t), x * 0.5 / 0.5)

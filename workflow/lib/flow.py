@@ -9,7 +9,8 @@ away from the unconditional one by a factor w; w = 1 is the plain conditional mo
 A network may predict the data point instead of the velocity (`from_data`: v = (x1_hat - x_t) / (1 - t), the same
 loss; Li and He 2025, "Back to basics: let denoising generative models denoise"): a network whose tokens are narrower
 than its patches cannot carry the patches' noise through to a velocity, but it can carry the clean data, which lies
-on a low-dimensional manifold.
+on a low-dimensional manifold; with EDM's preconditioning (`preconditioned`) it also passes x_t's detail through
+where little noise is left.
 """
 from __future__ import annotations
 
@@ -30,6 +31,16 @@ def from_data(predict_data: Velocity) -> Velocity:
         remaining = (1 - t).clamp(min=MIN_REMAINING).view(-1, *([1] * (x.dim() - 1)))
         return (predict_data(x, t) - x) / remaining
     return velocity
+
+
+def preconditioned(network_out: torch.Tensor, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    """A data prediction with EDM's preconditioning (Karras et al. 2022, unit data variance) in the straight path's
+    time: D = c_skip(t) x_t + c_out(t) F. Near t = 1 it passes x_t through (the detail the network need not carry),
+    near t = 0 it is the network's output (the clean data it must imagine); the target of F has unit variance
+    throughout."""
+    t = t.view(-1, *([1] * (x.dim() - 1)))
+    norm = t ** 2 + (1 - t) ** 2  # the variance of x_t
+    return t / norm * x + (1 - t) / norm.sqrt() * network_out
 
 
 def flow_matching_loss(velocity: Velocity, x1: torch.Tensor, generator: torch.Generator | None = None):

@@ -58,11 +58,13 @@ class TTA(nn.Module):
 
     def denoise(self, x: torch.Tensor, t: torch.Tensor, memory: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
         """The clean log-mel predicted from x_t (flow.from_data: a 64-d token cannot carry its patch's 256 noise
-        values through to a velocity, but it can carry the clean patch)."""
+        values through to a velocity, but it can carry the clean patch; preconditioned: x_t's detail passes by the
+        tokens where little noise is left)."""
         b, frames, mels = x.shape
         h = self.inp(x.reshape(b, frames // self.patch, self.patch * mels)) + self.frame_pos
         h = h + self.time(time_embedding(t, self.d))[:, None]
-        return self.out(self.decoder(h, memory, memory_key_padding_mask=pad)).reshape(b, frames, mels)
+        out = self.out(self.decoder(h, memory, memory_key_padding_mask=pad)).reshape(b, frames, mels)
+        return flow.preconditioned(out, x, t)
 
     def velocity(self, x: torch.Tensor, t: torch.Tensor, memory: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
         return flow.from_data(lambda x, t: self.denoise(x, t, memory, pad))(x, t)

@@ -52,10 +52,14 @@ def random_events(classes: list[dict], real: dict, rng: np.random.Generator) -> 
     return out
 
 
-def relation_events(classes: list[dict], real: dict, rng: np.random.Generator) -> list[tuple[int, np.ndarray]]:
-    """A random relation's layout (any of the 45, nested included) on two random classes: the overlapping
-    arrangements (simultaneity, balancing, blending) that random onsets rarely produce."""
+def relation_events(classes: list[dict], real: dict, rng: np.random.Generator,
+                    overlap_share: float) -> list[tuple[int, np.ndarray]]:
+    """A random relation's layout (nested included) on two random classes: the overlapping arrangements
+    (simultaneity, balancing, blending) that random onsets rarely produce, drawn with probability overlap_share,
+    otherwise any of the 45."""
     rels = R.relations(include_nested=True)
+    if rng.random() < overlap_share:
+        rels = [r for r in rels if R.layout(r.name, 2)[0] == "overlap"]
     rel = rels[int(rng.integers(len(rels)))]
     slots = rng.choice(len(classes), size=2, replace=False)
     n = int(rng.integers(2, 6)) if rel.name == "count" else None
@@ -63,12 +67,16 @@ def relation_events(classes: list[dict], real: dict, rng: np.random.Generator) -
     return [(int(slots[occ["slot"]]), alone) for alone, occ in R.render_parts(rel.name, clips, rng, n)]
 
 
-def mixture(classes: list[dict], real: dict, rng: np.random.Generator, relation_share: float):
+def mixture(classes: list[dict], real: dict, rng: np.random.Generator, relation_share: float,
+            overlap_share: float = 0.0):
     """One training canvas: its log-mel, per frame and class the event label and level (dB)."""
     t, c = S.n_frames(), len(classes)
     canvas, labels, levels = S.empty_canvas(), np.zeros((t, c), np.float32), np.full((t, c), QUIET_DB, np.float32)
-    draw = relation_events if rng.random() < relation_share else random_events
-    for k, alone in draw(classes, real, rng):
+    if rng.random() < relation_share:
+        events = relation_events(classes, real, rng, overlap_share)
+    else:
+        events = random_events(classes, real, rng)
+    for k, alone in events:
         canvas += alone
         lv = S.frame_levels(alone)[:t]
         if (s := span(lv)) is not None:
@@ -122,7 +130,7 @@ def main(argv=None):
     rng = np.random.default_rng(p["seed"])
     classes, real = read_json(args.events)["classes"], read_npz(args.real)
     n_fit = p["mixtures"]
-    mix = [mixture(classes, real, rng, p["relation_share"]) for _ in range(n_fit + p["held_out"])]
+    mix = [mixture(classes, real, rng, p["relation_share"], p["overlap_share"]) for _ in range(n_fit + p["held_out"])]
     mels, labels, levels = (np.stack([m[i] for m in mix]) for i in range(3))
     mean, std = mels[:n_fit].mean((0, 1)), mels[:n_fit].std((0, 1)) + 1e-6
     detector = train_detector(mels[:n_fit], labels[:n_fit], levels[:n_fit], len(classes), p, rng, step.curve,
