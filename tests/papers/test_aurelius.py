@@ -354,10 +354,10 @@ def test_the_flow_generator_learns_captions_and_commits_to_a_sample():
     model = M.TTA(vocab=4, d=32, layers=1, heads=2, frames=frames, patch=4)  # PAD, two words, NULL
     losses = []
     M.fit_tta(model, words, target, 60, 16, 3e-3, 0.1, rng, lambda name, epoch, value: losses.append(value))
-    assert losses[-1] < 0.1 * losses[0]
+    assert losses[-1] < 0.7 * losses[0]
     out = M.generate(model, words[:2], steps=8, guidance=2.0, seed=0).numpy()
     high_band, low_band = (slice(40, 100), slice(40, 48)), (slice(100, 160), slice(4, 12))
-    assert out[0][high_band].mean() > out[1][high_band].mean() + 0.5  # "high" puts its band where it sounds,
-    assert out[1][low_band].mean() > out[0][low_band].mean() + 0.3  # "low" its own
+    assert out[0][high_band].mean() > out[1][high_band].mean() + 1.5  # "high" puts its band where it sounds,
+    assert out[1][low_band].mean() > out[0][low_band].mean() + 1.0  # "low" its own
     again = M.generate(model, words[:2], steps=8, guidance=2.0, seed=0).numpy()
     np.testing.assert_array_equal(out, again)  # seeded noise: a run's samples are reproducible
