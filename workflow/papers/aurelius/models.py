@@ -30,41 +30,69 @@ def time_embedding(t: torch.Tensor, d: int) -> torch.Tensor:
     return torch.cat([angles.sin(), angles.cos()], -1)
 
 
+class PatchPCA:
+    """The generator's latent space: each patch of `patch` frames of the normalised log-mel projected on the first
+    `latent` principal components of the training audio's patches, whitened (a linear autoencoder, where the paper's
+    models generate in a VAE's latent: a 64-d token can carry a 64-d latent patch whole, not a 256-value patch).
+    Fitted once on the pairs' audio and shared by every run, like the normalisation."""
+
+    def __init__(self, mean: np.ndarray, basis: np.ndarray, scale: np.ndarray, patch: int):
+        self.mean, self.basis, self.scale, self.patch = mean, basis, scale, patch
+
+    @classmethod
+    def fit(cls, mels: np.ndarray, patch: int, latent: int) -> "PatchPCA":
+        x = cls._patches(mels, patch)
+        mean = x.mean(0)
+        eigenvalues, vectors = np.linalg.eigh(np.cov(x - mean, rowvar=False))
+        top = np.argsort(eigenvalues)[::-1][:latent]
+        return cls(mean, vectors[:, top], np.sqrt(np.maximum(eigenvalues[top], 1e-8)), patch)
+
+    @staticmethod
+    def _patches(mels: np.ndarray, patch: int) -> np.ndarray:
+        n, frames, bands = mels.shape
+        return mels.reshape(n * frames // patch, patch * bands)
+
+    def encode(self, mels: np.ndarray) -> np.ndarray:
+        """(N, frames, bands) -> (N, frames / patch, latent), unit variance per component."""
+        z = (self._patches(mels, self.patch) - self.mean) @ self.basis / self.scale
+        return z.reshape(len(mels), -1, len(self.scale)).astype(np.float32)
+
+    def decode(self, z: np.ndarray) -> np.ndarray:
+        n, tokens, _ = z.shape
+        x = (z.reshape(n * tokens, -1) * self.scale) @ self.basis.T + self.mean
+        return x.reshape(n, tokens * self.patch, -1).astype(np.float32)
+
+
 class TTA(nn.Module):
     """A caption -> log-mel flow model (the paper's TTA models are diffusion and flow models; TangoFlux a rectified
-    flow): the velocity of a noisy normalised log-mel at flow time t, given the caption, from its predicted clean
-    log-mel. Words -> a transformer
-    encoder (the text encoder); the log-mel's frames in patches of `patch` frames -> tokens, with their position and
-    the time embedding; a transformer decoder (self-attention over the patches, cross-attention to the words) -> each
-    clean patch. The token NULL (vocab's last id) is the empty caption of classifier-free guidance."""
+    flow over a VAE's latent): the velocity of a noisy latent log-mel (PatchPCA tokens) at flow time t, given the
+    caption, from its predicted clean latent. Words -> a transformer encoder (the text encoder); the latent tokens,
+    with their position and the time embedding; a transformer decoder (self-attention over the tokens,
+    cross-attention to the words) -> each clean token. The token NULL (vocab's last id) is the empty caption of
+    classifier-free guidance."""
 
-    def __init__(self, vocab: int, d: int, layers: int, heads: int, frames: int, patch: int):
+    def __init__(self, vocab: int, d: int, layers: int, heads: int, tokens: int, latent: int):
         super().__init__()
-        self.null, self.patch, self.d = vocab - 1, patch, d
+        self.null, self.d = vocab - 1, d
         self.embed = nn.Embedding(vocab, d, padding_idx=PAD)
         self.pos = nn.Parameter(0.02 * torch.randn(MAX_WORDS, d))
         enc = nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.0, batch_first=True)
         dec = nn.TransformerDecoderLayer(d, heads, 4 * d, dropout=0.0, batch_first=True)
         self.encoder = nn.TransformerEncoder(enc, layers, enable_nested_tensor=False)
-        self.inp = nn.Linear(patch * S.N_MELS, d)
-        self.frame_pos = nn.Parameter(0.02 * torch.randn(frames // patch, d))
+        self.inp = nn.Linear(latent, d)
+        self.token_pos = nn.Parameter(0.02 * torch.randn(tokens, d))
         self.time = nn.Sequential(nn.Linear(d, d), nn.SiLU(), nn.Linear(d, d))
         self.decoder = nn.TransformerDecoder(dec, layers)
-        self.out = nn.Linear(d, patch * S.N_MELS)
+        self.out = nn.Linear(d, latent)
 
     def encode(self, words: torch.Tensor):
         pad = words.eq(PAD)
         return self.encoder(self.embed(words) + self.pos[:words.shape[1]], src_key_padding_mask=pad), pad
 
     def denoise(self, x: torch.Tensor, t: torch.Tensor, memory: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
-        """The clean log-mel predicted from x_t (flow.from_data: a 64-d token cannot carry its patch's 256 noise
-        values through to a velocity, but it can carry the clean patch; preconditioned: x_t's detail passes by the
-        tokens where little noise is left)."""
-        b, frames, mels = x.shape
-        h = self.inp(x.reshape(b, frames // self.patch, self.patch * mels)) + self.frame_pos
-        h = h + self.time(time_embedding(t, self.d))[:, None]
-        out = self.out(self.decoder(h, memory, memory_key_padding_mask=pad)).reshape(b, frames, mels)
-        return flow.preconditioned(out, x, t)
+        """The clean latent predicted from x_t, preconditioned (flow.preconditioned)."""
+        h = self.inp(x) + self.token_pos + self.time(time_embedding(t, self.d))[:, None]
+        return flow.preconditioned(self.out(self.decoder(h, memory, memory_key_padding_mask=pad)), x, t)
 
     def velocity(self, x: torch.Tensor, t: torch.Tensor, memory: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
         return flow.from_data(lambda x, t: self.denoise(x, t, memory, pad))(x, t)
@@ -81,7 +109,7 @@ class TTA(nn.Module):
 
 def fit_tta(model: TTA, words: torch.Tensor, target: torch.Tensor, epochs: int, batch: int, lr: float,
             drop: float, rng: np.random.Generator, curve) -> None:
-    """Rectified flow on the (normalised) log-mels; a caption replaced by the empty one with probability `drop`
+    """Rectified flow on the latent log-mels; a caption replaced by the empty one with probability `drop`
     (classifier-free guidance's unconditional model); AdamW, cosine schedule."""
     g = torch.Generator().manual_seed(int(rng.integers(2 ** 31)))
 
@@ -96,16 +124,16 @@ def fit_tta(model: TTA, words: torch.Tensor, target: torch.Tensor, epochs: int, 
 @torch.no_grad()
 def generate(model: TTA, words: torch.Tensor, steps: int, guidance: float, seed: int,
              batch: int = 200) -> torch.Tensor:
-    """One sample per caption: Euler steps from seeded noise, with classifier-free guidance."""
+    """One latent sample per caption: Euler steps from seeded noise, with classifier-free guidance."""
     model.eval()
     g = torch.Generator().manual_seed(seed)
-    frames = model.frame_pos.shape[0] * model.patch
+    shape = tuple(model.token_pos.shape[:1]) + (model.out.out_features,)
     out = []
     for i in range(0, len(words), batch):
         w = words[i:i + batch]
         cond, empty = model.encode(w), model.encode(model.empty(len(w)))
         v = flow.guided(lambda x, t: model.velocity(x, t, *cond), lambda x, t: model.velocity(x, t, *empty), guidance)
-        out.append(flow.euler_sample(v, torch.randn(len(w), frames, S.N_MELS, generator=g), steps))
+        out.append(flow.euler_sample(v, torch.randn((len(w),) + shape, generator=g), steps))
     return torch.cat(out)
 
 

@@ -59,19 +59,22 @@ def main(argv=None):
     mean, std = both.mean((0, 1)), both.std((0, 1)) + 1e-6  # one normalisation for every run
     encode = lambda texts: torch.tensor([M.tokens(t, vocab) for t in texts])  # noqa: E731
 
+    latent = M.PatchPCA.fit((both - mean) / std, p["patch"], p["latent"])  # shared by every run, like the norm
     texts, target = training_data(args.run, pairs, mels, rng)
-    model = M.TTA(len(vocab) + 2, p["d"], p["layers"], p["heads"], mels["test"].shape[1], p["patch"])  # + PAD, NULL
+    model = M.TTA(len(vocab) + 2, p["d"], p["layers"], p["heads"], mels["test"].shape[1] // p["patch"],
+                  p["latent"])  # + PAD, NULL
     if args.base:
         model.load_state_dict(load_state(args.base[0])["state_dict"])
     lr = p["lr_ft"] if args.base else p["lr"]
     step.log(f"{args.run}: {len(texts)} pairs, {epochs_of(args.run, p['epochs'])} epochs, lr {lr}, "
              f"{sum(q.numel() for q in model.parameters())} parameters")
-    M.fit_tta(model, encode(texts), torch.from_numpy((target - mean) / std), epochs_of(args.run, p["epochs"]),
-              p["batch"], lr, p["caption_drop"], rng, step.curve)
+    M.fit_tta(model, encode(texts), torch.from_numpy(latent.encode((target - mean) / std)),
+              epochs_of(args.run, p["epochs"]), p["batch"], lr, p["caption_drop"], rng, step.curve)
 
     def sample(split: str) -> np.ndarray:  # one log-mel per caption of the split, from noise seeded by the run's seed
         words = encode([m["text"] for m in pairs[split]])
-        return M.generate(model, words, p["sample_steps"], p["guidance"], args.seed).numpy() * std + mean
+        z = M.generate(model, words, p["sample_steps"], p["guidance"], args.seed).numpy()
+        return latent.decode(z) * std + mean
 
     generated, generated_val = sample("test"), sample("val")
     l1 = float(np.abs(generated - mels["test"]).mean())
