@@ -43,6 +43,7 @@ def measure_seed(t: pd.DataFrame, reference: dict) -> dict[str, float]:
         "k6_detector_map": reference["detector_map"],
         "k6_effect_accuracy": reference["effect_accuracy"],
         "k6_reference_msr": float(by_run["reference"].msr.mean()),
+        "k7_ft_val_presence": float(ft.val_presence.iloc[0]),
         "k1_zs_msr": msr["zs"],
         "k1_rel_minus_04_pre": float(zs.relation.mean() - 0.4 * zs.presence.mean()),
         "k2_ft_minus_2_zs": msr["ft_3"] - 2 * msr["zs"],
@@ -93,16 +94,20 @@ def placebos(table: pd.DataFrame, reference: dict) -> dict[str, dict[str, list[f
                                             measure(shuffled_difficulty(table), reference)["k5_easy_minus_hard_rel"]}}
 
 
-def score_runs(plan: dict, evaluator_path: Path, pairs: list[dict], reference_mels: np.ndarray) -> list[dict]:
-    """Every run's record: per test pair its MSR components; the run's FAD-mini."""
+def score_runs(plan: dict, evaluator_path: Path, pairs: dict, reference_mels: np.ndarray) -> list[dict]:
+    """Every run's record: per test pair its MSR components; the run's FAD-mini; the mAPre of its audio for the
+    validation captions (K7, the generator's own gate)."""
     evaluator = M.Evaluator.load(evaluator_path)
     reference_embedding = evaluator.frames(reference_mels)[2]
     out = []
     for run in plan["runs"]:
         for seed in plan["seeds"]:
-            generated = read_npz(P.run_path(run, seed))["generated"].astype(np.float32)
-            rows, embedding = M.score(evaluator, generated, pairs)
-            out.append(records.run_record(run, seed, pairs, rows, M.frechet(embedding, reference_embedding)))
+            generated = read_npz(P.run_path(run, seed))
+            rows, embedding = M.score(evaluator, generated["generated"].astype(np.float32), pairs["test"])
+            val = M.score(evaluator, generated["generated_val"].astype(np.float32), pairs["val"])[0]
+            val_presence = records.summary(records.run_record(run, seed, pairs["val"], val, 0.0))["mAPre"]
+            out.append(records.run_record(run, seed, pairs["test"], rows, M.frechet(embedding, reference_embedding),
+                                          extra={"val_presence": val_presence}))
     return out
 
 
@@ -119,10 +124,10 @@ def main(argv=None):
         step.parser.add_argument(f"--{name}", type=Path, required=True)
     args, p = step.start(argv)
     reference = read_json(args.reference)
-    runs = score_runs(p, args.evaluator, read_json(args.pairs)["test"], read_npz(args.mels)["test"].astype(np.float32))
+    runs = score_runs(p, args.evaluator, read_json(args.pairs), read_npz(args.mels)["test"].astype(np.float32))
     for r in runs:
         step.log(f"{r['run']} seed {r['seed']}: " + ", ".join(f"{k} {v:.3f}" for k, v in records.summary(r).items())
-                 + f", FAD {r['fad']:.2f}")
+                 + f", FAD {r['fad']:.2f}, validation mAPre {r['val_presence']:.3f}")
     table = scores_table(runs, reference, p["seeds"])
     step.log(f"{table.run.nunique()} runs, {table.seed.nunique()} seeds, {table.name.nunique()} relations")
     measured = measure(table, reference)

@@ -1,6 +1,7 @@
 """The <text, audio> pairs (spec 5.3 pair generation): general pairs (one event, its plain caption, like
 AudioCaps-style data; the zero-shot model's only training data), relation pairs for training (the fine-tuning and
-from-scratch data, N_max of them) and held-out relation test pairs. A relation pair draws its relation uniformly,
+from-scratch data, N_max of them), held-out relation test pairs (the claims are judged on them) and validation pairs
+drawn the same way (pilots are judged on them, never on the test pairs). A relation pair draws its relation uniformly,
 distinct classes for its slots, a phrase for each, one of the relation's five templates, and a fresh clip per slot;
 its log-mel is the regression target and the reference the evaluator scores."""
 from __future__ import annotations
@@ -44,7 +45,7 @@ def build(p: dict, classes: list[dict], real: dict) -> tuple[dict, dict]:
     rng = np.random.default_rng(p["seed"])
     rels = R.relations(p["nested"])
     meta, mels = {}, {}
-    for split, n in (("general", p["general"]), ("train", p["train"]), ("test", p["test"])):
+    for split, n in (("general", p["general"]), ("train", p["train"]), ("test", p["test"]), ("val", p["val"])):
         rows = [general_pair(classes, real, rng, tuple(p["general_onset"])) if split == "general" else
                 relation_pair(rels[int(rng.integers(len(rels)))], classes, real, rng) for _ in range(n)]
         meta[split] = [m for m, _ in rows]

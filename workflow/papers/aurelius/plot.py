@@ -90,7 +90,7 @@ def fig_spectrograms(pairs: list[dict], reference: np.ndarray, generated: dict[s
         for j, (name, mel) in enumerate([("reference", reference[i])] + [(k, v[i]) for k, v in generated.items()]):
             a = ax[i][j]
             a.imshow(np.asarray(mel).T, origin="lower", aspect="auto", cmap="magma", vmin=-16, vmax=4,
-                     extent=(0, 10, 0, 32))
+                     extent=(0, S.CANVAS_S, 0, S.N_MELS))
             a.set_title(f"{NAMES.get(name, name)}" + (f"\n“{pairs[i]['text']}”" if j == 0 else ""), fontsize=7)
             a.set(xlabel="s" if i == n - 1 else "", ylabel="mel bin" if j == 0 else "")
             a.grid(False)  # a grid over an image hides its detail

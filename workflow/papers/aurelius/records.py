@@ -29,8 +29,9 @@ def summary(record: dict) -> dict[str, float]:
 
 
 def table(records: list[dict]) -> pd.DataFrame:
-    """Every run's per-relation rows, with run, seed and FAD."""
-    return pd.concat([per_relation(r).assign(run=r["run"], seed=r["seed"], fad=r["fad"]) for r in records],
+    """Every run's per-relation rows, with run, seed, FAD and the mAPre of its audio for the validation captions."""
+    return pd.concat([per_relation(r).assign(run=r["run"], seed=r["seed"], fad=r["fad"],
+                                             val_presence=r.get("val_presence", np.nan)) for r in records],
                      ignore_index=True)
 
 
