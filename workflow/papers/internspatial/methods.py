@@ -146,26 +146,17 @@ def encoder_loss(encoder: Encoder, images: torch.Tensor, targets) -> torch.Tenso
 
 def pretrain(encoder: Encoder, images: np.ndarray, ids: np.ndarray, scenes: list[dict], index: list[int], p: dict,
              rng: np.random.Generator, curve) -> None:
-    """AdamW on the cell targets of the images at `index`, cosine schedule."""
+    """The cell targets of the images at `index`, optimised by `optimise`."""
     targets = encoder_targets(ids, scenes, index)
     x = as_tensor(images[index])
-    steps = p["epochs"] * -(-len(index) // p["batch"])
-    opt = torch.optim.AdamW(encoder.parameters(), lr=p["lr"], weight_decay=0.01)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(1, steps))
-    encoder.train()
-    for epoch in range(p["epochs"]):
+
+    def epoch_batches():
         order = torch.from_numpy(rng.permutation(len(index)))
-        total = 0.0
         for j in range(0, len(index), p["batch"]):
             b = order[j:j + p["batch"]]
-            loss = encoder_loss(encoder, x[b], [t[b] for t in targets])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-            total += loss.item() * len(b)
-        curve("loss", epoch, total / len(index))
-    encoder.eval()
+            yield encoder_loss(encoder, x[b], [t[b] for t in targets]), len(b)
+
+    optimise(encoder, epoch_batches, -(-len(index) // p["batch"]), p, curve)
 
 
 @torch.no_grad()
@@ -300,26 +291,36 @@ def groups_by_views(rows) -> dict[int, list]:
 
 
 def train(model: VLM, data: Data, rows, p: dict, rng: np.random.Generator, curve) -> None:
-    """AdamW over shuffled batches of one view count at a time (a batch's images stack), cosine schedule."""
-    opt = torch.optim.AdamW(model.parameters(), lr=p["lr"], weight_decay=0.01)
-    per_epoch = sum(-(-len(g) // p["batch"]) for g in groups_by_views(rows).values())
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(1, per_epoch * p["epochs"]))
-    model.train()
-    for epoch in range(p["epochs"]):
+    """Shuffled batches of one view count at a time (a batch's images stack), optimised as the encoder is."""
+    def epoch_batches():
         chunks = []
         for group in groups_by_views(rows).values():
             order = rng.permutation(len(group))
             chunks += [[group[i] for i in order[j:j + p["batch"]]] for j in range(0, len(group), p["batch"])]
-        total = 0.0
         for k in rng.permutation(len(chunks)):
             features, text, answers = batch(data, chunks[k])
-            loss = F.cross_entropy(model(features, text), answers)
+            yield F.cross_entropy(model(features, text), answers), len(chunks[k])
+
+    optimise(model, epoch_batches, sum(-(-len(g) // p["batch"]) for g in groups_by_views(rows).values()), p, curve)
+
+
+def optimise(model: nn.Module, epoch_batches, per_epoch: int, p: dict, curve) -> None:
+    """The loop the encoder's pretraining and every VLM share: AdamW (weight decay 0.01), a cosine schedule over
+    p["epochs"] x per_epoch steps; epoch_batches() yields each batch's (loss, items) of one epoch; curve('loss',
+    epoch, the epoch's mean loss per item)."""
+    opt = torch.optim.AdamW(model.parameters(), lr=p["lr"], weight_decay=0.01)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(1, per_epoch * p["epochs"]))
+    model.train()
+    for epoch in range(p["epochs"]):
+        total, items = 0.0, 0
+        for loss, n in epoch_batches():
             opt.zero_grad()
             loss.backward()
             opt.step()
             sched.step()
-            total += loss.item() * len(chunks[k])
-        curve("loss", epoch, total / len(rows))
+            total += loss.item() * n
+            items += n
+        curve("loss", epoch, total / items)
     model.eval()
 
 
