@@ -105,7 +105,7 @@ def score_runs(plan: dict, evaluator_path: Path, pairs: dict, reference_mels: np
             generated = read_npz(P.run_path(run, seed))
             rows, embedding = M.score(evaluator, generated["generated"].astype(np.float32), pairs["test"])
             val = M.score(evaluator, generated["generated_val"].astype(np.float32), pairs["val"])[0]
-            val_presence = records.summary(records.run_record(run, seed, pairs["val"], val, 0.0))["mAPre"]
+            val_presence = records.pairs_summary(pairs["val"], val)["mAPre"]
             out.append(records.run_record(run, seed, pairs["test"], rows, M.frechet(embedding, reference_embedding),
                                           extra={"val_presence": val_presence}))
     return out

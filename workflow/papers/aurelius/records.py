@@ -9,10 +9,13 @@ METRICS = ("presence", "relation", "parsimony", "msr")
 PAPER_NAMES = {"presence": "mAPre", "relation": "mARel", "parsimony": "mAPar", "msr": "mAMSR"}
 
 
+def scored_pairs(pairs: list[dict], rows: list[dict]) -> list[dict]:
+    """Per pair its relation (name, group, arity) and its MSR components (the rows of models.score)."""
+    return [{"name": p["relation"], "group": p["group"], "arity": p["arity"], **r} for p, r in zip(pairs, rows)]
+
+
 def run_record(run: str, seed: int, pairs: list[dict], rows: list[dict], fad: float, extra: dict | None = None):
-    return {"run": run, "seed": seed, "fad": fad, **(extra or {}),
-            "pairs": [{"name": p["relation"], "group": p["group"], "arity": p["arity"], **r}
-                      for p, r in zip(pairs, rows)]}
+    return {"run": run, "seed": seed, "fad": fad, **(extra or {}), "pairs": scored_pairs(pairs, rows)}
 
 
 def per_relation(record: dict) -> pd.DataFrame:
@@ -26,6 +29,11 @@ def summary(record: dict) -> dict[str, float]:
     """mAPre, mARel, mAPar, mAMSR: means over thresholds (already), pairs, then relations (the paper's average)."""
     t = per_relation(record)
     return {PAPER_NAMES[m]: float(t[m].mean()) for m in METRICS}
+
+
+def pairs_summary(pairs: list[dict], rows: list[dict]) -> dict[str, float]:
+    """`summary` of scored pairs that make no run record of their own (the validation captions' audio)."""
+    return summary({"pairs": scored_pairs(pairs, rows)})
 
 
 def table(records: list[dict]) -> pd.DataFrame:

@@ -152,14 +152,13 @@ def main(argv=None):
     step.log(f"detector frame mAP {mean_ap:.3f} over {len(classes)} classes; effect accuracy {effect_acc:.3f}")
 
     weights = {"detector": detector.state_dict(), "effects": effects.state_dict()}
-    meta = {"classes": len(classes), "width": p["width"], "channels": p["channels"], "mean": mean.tolist(), "std": std.tolist(), "mAP": mean_ap,
-            "effect_accuracy": effect_acc}
+    meta = {"classes": len(classes), "width": p["width"], "channels": p["channels"], "mean": mean.tolist(),
+            "std": std.tolist(), "mAP": mean_ap, "effect_accuracy": effect_acc}
     save_state(args.model, weights, meta)
     evaluator = M.Evaluator(weights, meta)
     pairs, mels = read_json(args.pairs), read_npz(args.mels)
     # the validation pairs' reference: what pilots are judged on (the gate's metric, never on the test pairs)
-    val = records.summary(records.run_record("reference", 0, pairs["val"],
-                                             M.score(evaluator, mels["val"].astype(np.float32), pairs["val"])[0], 0.0))
+    val = records.pairs_summary(pairs["val"], M.score(evaluator, mels["val"].astype(np.float32), pairs["val"])[0])
     step.log("reference audio, validation pairs: " + ", ".join(f"{k} {v:.3f}" for k, v in val.items()))
     rows, _ = M.score(evaluator, mels["test"].astype(np.float32), pairs["test"])
     reference = records.run_record("reference", 0, pairs["test"], rows, fad=0.0,
