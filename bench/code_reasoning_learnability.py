@@ -53,6 +53,11 @@ def draw_world(rng: np.random.Generator, statements: int, shortcut_free: bool) -
             return p
 
 
+def as_pair(item: tuple[str, int]) -> tuple[str, str]:
+    """(prompt, answer) -> (prompt, response): the response the priming set's code items end with."""
+    return item[0], f"ANSWER: {item[1]}"
+
+
 def held_out_world(statements: int, shortcut_free: bool, n: int = 300) -> list[dict]:
     rng, out = np.random.default_rng(99), {}
     while len(out) < n:
@@ -96,7 +101,6 @@ def main() -> None:
             if W.key(p) not in held:
                 return world_item(p)
 
-    as_pair = lambda item: (item[0], f"ANSWER: {item[1]}")  # noqa: E731
     val = [as_pair(single_item(*t)) for t in single_val] if kinds == ["single"] else \
         [as_pair(world_item(p)) for p in world_val]
     vocab = M.vocab()

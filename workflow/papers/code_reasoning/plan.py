@@ -16,7 +16,8 @@ from __future__ import annotations
 OUT = "results/code_reasoning"
 ZEROSHOT = "zeroshot"
 FIGURES = ("fig1_code_vs_prose", "fig_axes")
-GATED_VARIANT = "py"  # the gate K0's model: its finetune is also scored on the validation split (the calibration's metric)
+GATED_VARIANT = "py"  # the gate K0's model: its finetune is also scored on the validation split (the calibration's
+                      # metric)
 
 
 def sets_path() -> str:

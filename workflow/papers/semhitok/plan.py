@@ -21,8 +21,8 @@ def kind_of(variant: str) -> tuple[str, float]:
     """('joint', 0.3) for 'joint_0.3'; (kind, 0.0) for the other variants."""
     kind, _, lam = variant.partition("_")
     if kind not in KINDS or (kind == "joint") != bool(lam):
-        raise ValueError(f"unknown tokenizer variant {variant!r}: one of {', '.join(KINDS[:4])}, random, coupled, "
-                         "widepixel, joint_<lambda>")
+        named = [k for k in KINDS if k != "joint"] + ["joint_<lambda>"]
+        raise ValueError(f"unknown tokenizer variant {variant!r}: one of {', '.join(named)}")
     return kind, float(lam or 0.0)
 
 
