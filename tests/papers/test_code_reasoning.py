@@ -41,27 +41,44 @@ def test_variables_are_written_before_they_are_read(programs):
         assert p["target"] == W.assigned(p["stmts"][-1])
 
 
-def body(text: str) -> str:
-    return text.rsplit("\nANSWER: ", 1)[0]
-
-
 def test_every_variant_ends_with_the_answer_and_the_perturbations_do_what_they_say(programs):
     rng = np.random.default_rng(1)
     p, other = programs[3], programs[4]
     for v in W.VARIANTS:
-        assert W.render(p, v, rng, other).endswith(f"\nANSWER: {W.run(p)}")
-    py = body(W.render(p, "py", rng))
-    assert not re.search(r"\s", body(W.render(p, "py_nows", rng)))
-    assert "#" not in body(W.render(p, "py_nocomm", rng)) and "#" in py
-    assert not re.search(r"\b[abcd]\b", body(W.render(p, "py_varren", rng))) and "var_0" in body(W.render(p, "py_varren", rng))
-    kw = body(W.render(p, "py_kwrand", rng)).split("\n")
+        assert W.render(p, v, rng, other).endswith(f"\n{W.worked(p)}\nANSWER: {W.run(p)}")
+        assert W.render(p, v, rng, other, shows_work=False).endswith(f"\nANSWER: {W.run(p)}")
+    py = W.rendering(p, "py", rng)
+    assert not re.search(r"\s", W.rendering(p, "py_nows", rng))
+    assert "#" not in W.rendering(p, "py_nocomm", rng) and "#" in py
+    assert not re.search(r"\b[abcd]\b", W.rendering(p, "py_varren", rng)) and "var_0" in W.rendering(p, "py_varren", rng)
+    kw = W.rendering(p, "py_kwrand", rng).split("\n")
     assert not any(re.search(r"\b(if|else|for|print)\b|=", line.split("  # ")[0]) for line in kw)
-    fictional = body(W.render(p, "fictional", rng))
-    assert fictional == body(W.render(p, "fictional", np.random.default_rng(9)))  # a fixed bijection, no randomness
+    fictional = W.rendering(p, "fictional", rng)
+    assert fictional == W.rendering(p, "fictional", np.random.default_rng(9))  # a fixed bijection, no randomness
     back = {v: k for k, v in W.FICTIONAL.items()}
     assert re.sub("|".join(re.escape(t) for t in sorted(back, key=len, reverse=True)), lambda m: back[m.group()],
                   fictional) == py  # invertible: the skeleton is kept
-    assert body(W.render(p, "py_mismatch", rng, other)) == body(W.render(other, "py", rng))
+    assert W.rendering(p, "py_mismatch", rng, other) == W.rendering(other, "py", rng)
+
+
+def test_the_worked_steps_of_a_known_program():
+    p = {"vars": ["a", "b"], "target": "b", "stmts": [("set", "a", 7), ("addc", "b", "a", "-", 9),
+                                                      ("ifelse", "b", 6, "b", "+", 3), ("repeat", 2, "a", 5),
+                                                      ("add", "b", "a", "b")]}
+    assert W.worked(p) == "a=7 b=a-9=7-9=8 b>6=8>6=yes b=b+3=8+3=1 a=a+5=7+5=2 a=a+5=2+5=7 b=a+b=7+1=8"
+    assert W.run(p) == 8 and W.solution(p, True) == f"{W.worked(p)}\nANSWER: 8" and W.solution(p, False) == "ANSWER: 8"
+
+
+def test_every_worked_step_is_one_right_operation_and_ends_on_the_answer(programs):
+    for p in programs:
+        steps = W.worked(p).split()
+        assert steps[-1].rsplit("=", 1)[1] == str(W.run(p))
+        for step in steps:
+            parts = step.split("=")
+            if len(parts) == 4:  # x=expr=digits=value
+                assert eval(parts[2]) % 10 == int(parts[3]), step  # noqa: S307 (our own digits)
+            elif len(parts) == 3:  # a condition: c>k=digits>k=yes|no
+                assert (eval(parts[1]) and "yes" or "no") == parts[2], step  # noqa: S307
 
 
 def test_misleading_comments_change_numbers_or_directions():
@@ -71,10 +88,13 @@ def test_misleading_comments_change_numbers_or_directions():
 
 
 def test_sets_are_disjoint_and_fit_the_context():
-    data = S.build({"data_seed": 3, "statements": [3, 4], "test_items": 40, "priming_items": 30,
+    data = S.build({"data_seed": 3, "statements": [3, 4], "worked_steps": True, "test_items": 40, "priming_items": 30,
                     "train_programs": 60, "val_items": 25, "val_seed": 4})
     train = {W.key(p) for p in data["train"]}
-    assert len(train) == 60 and all(S.fits(p) for p in data["train"])
+    assert len(train) == 60 and all(S.fits(p, True) for p in data["train"])
+    # the priming set shows the work of every program's answer, the NL questions answer alone
+    assert sum(bool(re.search(r"=\d+\nANSWER: \d$", r)) for _, r in data["priming"]) == 60
+    assert sum(bool(re.fullmatch(r"ANSWER: \w+", r)) for _, r in data["priming"]) == 30
     test_prompts = {q for task in S.TASKS for q, _ in data["test"][task]}
     assert not test_prompts & {q for q, _ in data["priming"]}
     assert not {W.math_item(p) for p in data["train"]} & test_prompts
@@ -147,8 +167,8 @@ def test_the_placebos_make_only_the_credited_ingredient_inert(programs):
     rng = np.random.default_rng(1)
     p, other = programs[3], programs[4]
     for placebo, rendering in W.MISMATCHED.items():  # the credited rendering of another program, this one's answer
-        assert body(W.render(p, placebo, rng, other)) == body(W.render(other, rendering, rng))
-        assert W.render(p, placebo, rng, other).endswith(f"\nANSWER: {W.run(p)}")
+        assert W.rendering(p, placebo, rng, other) == W.rendering(other, rendering, rng)
+        assert W.render(p, placebo, rng, other).endswith("\n" + W.solution(p, True))
     acc = {"zeroshot": (0.2, 0.3), "nl": (0.5, 0.5), "py": (0.6, 0.7), "py_nows": (0.4, 0.5), "py_kwrand": (0.3, 0.4),
            "py_varren": (0.6, 0.6), "py_nocomm": (0.6, 0.7), "py_commswap": (0.5, 0.7), "py_commmislead": (0.6, 0.6),
            "fictional": (0.6, 0.5), "pseudo": (0.58, 0.6), "flowchart": (0.5, 0.6), "compressed": (0.65, 0.6),

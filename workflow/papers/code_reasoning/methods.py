@@ -41,46 +41,45 @@ def english(text: str) -> str:
     return "".join(c if c in allowed else " " for c in text)
 
 
+# The continuation of a prose window: about as long as the priming set's longest solutions (worked steps of 3-4
+# statements: at most 85 characters, measured), so that no base batch is padded to the full response length (256)
+# for its prose alone (a causal model is fed up to the batch's last scored token: 224 characters a row, not 384)
+PROSE_LEN = 96
+
+
 def prose_pairs(text: str, rng: np.random.Generator, n: int) -> list[tuple[str, str]]:
     """n random windows of the text, split into a prompt and its continuation (plain language modelling in the
     same layout as the tasks)."""
-    starts = rng.integers(0, len(text) - W.PROMPT_LEN - W.RESPONSE_LEN, size=n)
-    return [(text[s:s + W.PROMPT_LEN], text[s + W.PROMPT_LEN:s + W.PROMPT_LEN + W.RESPONSE_LEN]) for s in starts]
-
-
-def primed(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The priming set's items as training pairs: the question, then only its answer."""
-    return [(q, f"ANSWER: {a}") for q, a in pairs]
+    starts = rng.integers(0, len(text) - W.PROMPT_LEN - PROSE_LEN, size=n)
+    return [(text[s:s + W.PROMPT_LEN], text[s + W.PROMPT_LEN:s + W.PROMPT_LEN + PROSE_LEN]) for s in starts]
 
 
 def pretrain(model: TinyLM, vocab: CharVocab, text: str, priming: list, p: dict, seed: int, curve) -> float:
-    """The base model: each batch half Austen windows, half priming items."""
+    """The base model: each batch a share `prose` of Austen windows, the rest priming items."""
     rng = np.random.default_rng(seed)
-    items = primed(priming)
 
     def batch_loss():
-        half = p["batch"] // 2
-        pick = rng.integers(0, len(items), size=p["batch"] - half)
-        prompts, responses = encode(vocab, prose_pairs(text, rng, half) + [items[i] for i in pick])
+        n_prose = int(round(p["batch"] * p["prose"]))
+        pick = rng.integers(0, len(priming), size=p["batch"] - n_prose)
+        prompts, responses = encode(vocab, prose_pairs(text, rng, n_prose) + [priming[i] for i in pick])
         return next_token_loss(model, prompts, responses, vocab.eos)
 
     return fit(model, batch_loss, schedule(p), curve)
 
 
-def finetune(model: TinyLM, vocab: CharVocab, train: list[dict], priming: list, variant: str, p: dict, seed: int,
-             curve) -> float:
-    """SFT on one variant: instruction -> rendering of the same program, with `replay` of each batch taken from the
-    priming set (as the spec: 20 %)."""
+def finetune(model: TinyLM, vocab: CharVocab, train: list[dict], priming: list, variant: str, shows_work: bool,
+             p: dict, seed: int, curve) -> float:
+    """SFT on one variant: instruction -> rendering of the same program and its solution, with `replay` of each
+    batch taken from the priming set (as the spec: 20 %)."""
     rng = np.random.default_rng(seed)
-    items = primed(priming)
     replayed = int(round(p["batch"] * p["replay"]))
 
     def batch_loss():
         pairs = []
         for i in rng.integers(0, len(train), size=p["batch"] - replayed):
             other = train[int(rng.integers(len(train)))]
-            pairs.append((W.instruction(train[i]), W.render(train[i], variant, rng, other)))
-        pairs += [items[i] for i in rng.integers(0, len(items), size=replayed)]
+            pairs.append((W.instruction(train[i]), W.render(train[i], variant, rng, other, shows_work)))
+        pairs += [priming[i] for i in rng.integers(0, len(priming), size=replayed)]
         return next_token_loss(model, *encode(vocab, pairs), vocab.eos)
 
     return fit(model, batch_loss, schedule(p), curve)

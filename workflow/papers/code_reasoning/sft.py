@@ -40,7 +40,7 @@ def main(argv=None):
     model.load_state_dict(load_state(args.base)["state_dict"])
     loss = float("nan")
     if args.variant != plan.ZEROSHOT:
-        loss = M.finetune(model, vocab, data["train"], data["priming"], args.variant, p, args.seed,
+        loss = M.finetune(model, vocab, data["train"], data["priming"], args.variant, data["worked_steps"], p, args.seed,
                           lambda s, v: step.curve("sft_loss", s, v))
     model.eval()
     acc, given = score(model, vocab, data["test"])

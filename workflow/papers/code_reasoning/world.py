@@ -5,7 +5,10 @@ A latent program P runs params.yaml data.statements (3-4) statements over 2-4 si
 and asks for one variable. From P come, all rule-based (the paper's GPT-4o-mini rewrites replaced by templates):
   * an English instruction (shared by every variant: the corpus is fully parallel);
   * a response in one of the VARIANTS (code, its structural and semantic perturbations, abstractions, a denser
-    rendering), ending with "ANSWER: v". No rendering lists intermediate values: the model must execute;
+    rendering), then its solution: the worked steps (each operation with its operands' values and its result, a
+    scratchpad shared by every variant; data.worked_steps) and "ANSWER: v". No rendering lists intermediate values;
+    the worked steps after it do, as a reasoning model's answer does (issue 34: without them no model this size
+    learnt to execute 3-statement programs, PAPER.md Calibration);
   * three evaluation items: a word problem of another template family (math), a clean program to run (code
     understanding), and an English comparison/condition question sharing the if/else logic (NL reasoning).
 Everything is a pure function of (seed, index); no torch here.
@@ -20,7 +23,8 @@ import numpy as np
 NAMES = "abcd"
 PEOPLE = {"a": "Tom", "b": "Ann", "c": "Sam", "d": "Liz"}
 PROMPT_LEN = 128        # characters; every prompt is right-padded to it (fields at fixed offsets)
-RESPONSE_LEN = 192      # characters of a response, "ANSWER: v" included, then <eos> (a step costs ~0.1 s at 320)
+RESPONSE_LEN = 256      # characters of a response (rendering, worked steps, "ANSWER: v"), then <eos>; 99 % of 3-4
+                        # statement programs fit (measured), the others are redrawn
 ALPHABET = "".join(chr(i) for i in range(32, 127)) + "\n"
 
 # ---- programs -----------------------------------------------------------------------------------------------
@@ -63,24 +67,74 @@ def draw_program(rng: np.random.Generator, statements: tuple[int, int] = (3, 4))
     return {"vars": names, "stmts": stmts, "target": assigned(stmts[-1])}
 
 
-def run(program: dict) -> int:
-    """The reference interpreter (mod 10)."""
+def execute(program: dict) -> list[tuple[str, int]]:
+    """The reference interpreter (mod 10): (variable, value) of every write, a loop's every pass."""
     env: dict[str, int] = {}
+    writes = []
+
+    def write(x: str, value: int) -> None:
+        env[x] = value % 10
+        writes.append((x, env[x]))
+
     for s in program["stmts"]:
         if s[0] == "set":
-            env[s[1]] = s[2]
+            write(s[1], s[2])
         elif s[0] == "addc":
-            env[s[1]] = (env[s[2]] + (s[4] if s[3] == "+" else -s[4])) % 10
+            write(s[1], env[s[2]] + (s[4] if s[3] == "+" else -s[4]))
         elif s[0] == "add":
-            env[s[1]] = (env[s[2]] + env[s[3]]) % 10
+            write(s[1], env[s[2]] + env[s[3]])
         elif s[0] == "ifelse":
             _, cond, c, y, sign, k = s
             up = (env[cond] > c) == (sign == "+")
-            env[y] = (env[y] + (k if up else -k)) % 10
+            write(y, env[y] + (k if up else -k))
         else:
             _, r, x, k = s
-            env[x] = (env[x] + r * k) % 10
-    return env[program["target"]]
+            for _ in range(r):
+                write(x, env[x] + k)
+    return writes
+
+
+def run(program: dict) -> int:
+    """The program's answer: the target's last value."""
+    return [v for x, v in execute(program) if x == program["target"]][-1]
+
+
+def worked(program: dict) -> str:
+    """The worked steps, a scratchpad: each step restated, its operands' values put in and its value, e.g.
+    "a=7 b=a-9=7-9=8 b>6=8>6=yes c=c-1=5-1=4 ..." (a loop's every pass): one operation of single digits each."""
+    env: dict[str, int] = {}
+    out = []
+
+    def write(x: str, expr: str, value: int) -> None:
+        env[x] = value % 10
+        out.append(f"{x}={expr}={env[x]}")
+
+    for s in program["stmts"]:
+        if s[0] == "set":
+            env[s[1]] = s[2]
+            out.append(f"{s[1]}={s[2]}")
+        elif s[0] == "addc":
+            _, x, y, sign, k = s
+            write(x, f"{y}{sign}{k}={env[y]}{sign}{k}", env[y] + (k if sign == "+" else -k))
+        elif s[0] == "add":
+            _, x, y, z = s
+            write(x, f"{y}+{z}={env[y]}+{env[z]}", env[y] + env[z])
+        elif s[0] == "ifelse":
+            _, cond, c, y, sign, k = s
+            yes = env[cond] > c
+            out.append(f"{cond}>{c}={env[cond]}>{c}={'yes' if yes else 'no'}")
+            op = sign if yes else ("-" if sign == "+" else "+")
+            write(y, f"{y}{op}{k}={env[y]}{op}{k}", env[y] + (k if op == "+" else -k))
+        else:
+            _, r, x, k = s
+            for _ in range(r):
+                write(x, f"{x}+{k}={env[x]}+{k}", env[x] + k)
+    return " ".join(out)
+
+
+def trace(program: dict) -> str:
+    """The execution trace, e.g. "a=3 b=7 b=0": the value of every write (an answer's worked steps)."""
+    return " ".join(f"{x}={v}" for x, v in execute(program))
 
 
 def key(program: dict) -> str:
@@ -246,13 +300,13 @@ def compressed(p: dict) -> str:
     return ";".join(out) + f";?{p['target']}"
 
 
-def render(p: dict, variant: str, rng: np.random.Generator, other: dict | None = None) -> str:
-    """The response of `variant` for program p, then the answer. rng draws the per-sample randomness (random
-    tokens, wrong numbers); `other` is another program (mismatched comments or code)."""
-    if variant in MISMATCHED:  # a placebo: the credited rendering of another program, this program's answer
-        return f"{render(other, MISMATCHED[variant], rng).rsplit(chr(10) + 'ANSWER: ', 1)[0]}\nANSWER: {run(p)}"
+def rendering(p: dict, variant: str, rng: np.random.Generator, other: dict | None = None) -> str:
+    """Program p in `variant`. rng draws the per-sample randomness (random tokens, wrong numbers); `other` is another
+    program (mismatched comments or code)."""
+    if variant in MISMATCHED:  # a placebo: the credited rendering of another program (before this program's answer)
+        return rendering(other, MISMATCHED[variant], rng)
     lines = py_lines(p)
-    body = {
+    return {
         "nl": lambda: nl(p),
         "py": lambda: join_py(lines),
         "py_nows": lambda: re.sub(r"\s+", "", join_py(lines)),
@@ -268,7 +322,18 @@ def render(p: dict, variant: str, rng: np.random.Generator, other: dict | None =
         "compressed": lambda: compressed(p),
         "py_mismatch": lambda: join_py(py_lines(other)),  # a control: another program's code, this one's answer
     }[variant]()
-    return f"{body}\nANSWER: {run(p)}"
+
+
+def solution(p: dict, shows_work: bool) -> str:
+    """How an answer ends every response: "ANSWER: v", after the worked steps when shows_work (params.yaml
+    data.worked_steps)."""
+    return f"{worked(p)}\nANSWER: {run(p)}" if shows_work else f"ANSWER: {run(p)}"
+
+
+def render(p: dict, variant: str, rng: np.random.Generator, other: dict | None = None,
+           shows_work: bool = True) -> str:
+    """The response of `variant` for program p: its rendering, then the solution."""
+    return f"{rendering(p, variant, rng, other)}\n{solution(p, shows_work)}"
 
 
 # The placebos of K3 and K4: a credited rendering of another program before this program's answer (py_mismatch is
