@@ -51,6 +51,9 @@ def test_layouts_put_events_where_the_relation_says():
     assert (first["slot"], second["slot"]) == (1, 0) and first["end"] < second["start"]
     a, b = occurrences("simultaneity")
     assert a["start"] == b["start"]
+    for name in ("balancing", "blending"):  # the official generator puts B after A
+        a, b = occurrences(name)
+        assert (a["slot"], b["slot"]) == (0, 1) and a["end"] < b["start"]
     assert len(occurrences("count", 4)) == 4 and len(occurrences("periodicity")) == 4
     assert [o["slot"] for o in occurrences("negation")] == [1]  # "B but no A": only B sounds
     assert [o["effect"] for o in occurrences("precedence__reverberation")] == ["reverb", "none"]
@@ -82,10 +85,13 @@ def test_relation_checks_on_hand_made_runs():
     assert R.relation_holds("count", three, [], 3) and not R.relation_holds("count", three, [], 4)
     assert R.relation_holds("periodicity", three, [], None)
     assert not R.relation_holds("periodicity", [run(0.5, 1.7), run(2.0, 3.2), run(7.0, 8.2)], [], None)
-    loud, soft = [run(0.5, 2, level=2.3)], [run(0.5, 2, level=-20.0)]
+    loud, soft = [run(0.5, 2, level=2.3)], [run(2.5, 4, level=-20.0)]
     assert R.relation_holds("balancing", loud, soft, None) and not R.relation_holds("balancing", soft, loud, None)
-    assert R.relation_holds("blending", [run(0, 2, level=0.0)], [run(0, 2, level=-1.0)], None)
+    assert R.relation_holds("blending", [run(0, 2, level=0.0)], [run(2.5, 4, level=-1.0)], None)
     assert not R.relation_holds("blending", loud, soft, None)
+    # the official checks look for B after A: the same levels at once, or B first, do not hold
+    assert not R.relation_holds("balancing", loud, [run(0.5, 2, level=-20.0)], None)
+    assert not R.relation_holds("blending", [run(2.5, 4, level=0.0)], [run(0, 2, level=-1.0)], None)
     assert R.relation_holds("farness", [run(0, 2, level=-20.0)], [], None)
     assert not R.relation_holds("farness", [run(0, 2, level=0.0)], [], None)
     assert R.relation_holds("reverberation", [run(0, 2, effect="reverb")], [], None)
@@ -181,7 +187,7 @@ def test_relation_shaped_training_mixtures_label_each_overlapped_event():
         assert labels.sum() > 0 and (levels[labels > 0] >= V2.QUIET_DB).all()
         assert (labels.sum(0) > 0).sum() <= 2  # a relation has two slots
         both_on += bool((labels.sum(1) >= 2).any())
-    assert both_on >= 4  # overlapped relations (simultaneity x 9, balancing, blending: 11 of 45) label both events
+    assert both_on >= 4  # overlapped relations (simultaneity and its 8 nested forms: 9 of 45) label both events
 
 
 def test_the_filter_drops_classes_that_cannot_be_told_apart():
@@ -376,3 +382,13 @@ def test_the_flow_generator_learns_captions_and_commits_to_a_sample():
     assert out[1][low_part].mean() > out[0][low_part].mean() + 1.5  # "low" its own
     again = M.generate(model, words[:2], steps=8, guidance=2.0, seed=0).numpy()
     np.testing.assert_array_equal(out, again)  # seeded noise: a run's samples are reproducible
+
+
+def test_a_run_s_loudness_is_its_mean_power_so_every_clip_at_its_rms_is_0_db():
+    strikes = np.zeros(2 * S.SR)
+    strikes[::S.SR // 2] = 1.0
+    x = S.normalise(np.convolve(strikes, np.exp(-np.arange(400) / 40.0))[:2 * S.SR])  # 4 short knocks
+    levels = S.frame_levels(x)
+    assert R.loudness(levels) == pytest.approx(0.0, abs=0.1)  # its RMS is the normalised one
+    assert np.median(levels) < -10  # a frame median puts the same clip far under a steady tone's 0 dB
+    assert R.loudness(S.frame_levels(0.1 * x)) == pytest.approx(-20.0, abs=0.1)

@@ -262,14 +262,15 @@ class Evaluator:
 
     def detect(self, mel: np.ndarray, prob: np.ndarray, level: np.ndarray, theta: float,
                effect_of: set[int]) -> dict[int, list[dict]]:
-        """class -> runs {start, end (s), level (dB, the run's median), effect (classes in effect_of only)}."""
+        """class -> runs {start, end (s), level (dB: relation.loudness of its frames), effect (classes in effect_of
+        only)}."""
         out = {}
         for c in np.flatnonzero((prob >= theta).sum(0) >= R.MIN_RUN_S * S.FPS):
             spans = R.runs(prob[:, c], theta)
             if not spans:
                 continue
             effects = self.effect(mel, spans) if c in effect_of else [None] * len(spans)
-            out[int(c)] = [{"start": a / S.FPS, "end": b / S.FPS, "level": float(np.median(level[a:b, c])),
+            out[int(c)] = [{"start": a / S.FPS, "end": b / S.FPS, "level": R.loudness(level[a:b, c]),
                             "effect": e} for (a, b), e in zip(spans, effects)]
         return out
 

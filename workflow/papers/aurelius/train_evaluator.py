@@ -104,7 +104,8 @@ def train_detector(mels, labels, levels, classes: int, p: dict, rng, curve, mean
         logit, level, _ = model(x[idx])
         on = y[idx]
         level_error = (((level - lv[idx]) / 10) ** 2 * on).sum() / on.sum()  # in units of 10 dB, event frames only
-        return F.binary_cross_entropy_with_logits(logit, on) + LEVEL_WEIGHT * level_error
+        bce = F.binary_cross_entropy_with_logits(logit, on, pos_weight=torch.tensor(p["positive_weight"]))
+        return bce + LEVEL_WEIGHT * level_error
 
     M.fit(model, loss, len(x), p["epochs"], p["batch"], p["lr"], rng, curve, "detector")
     return model
