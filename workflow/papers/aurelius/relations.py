@@ -76,13 +76,15 @@ BY_NAME = {r.name: r for r in BASIC}
 EFFECT_OF = {"reverberation": "reverb", "time_stretching": "stretch", "amplification": "amplify",
              "attenuation": "attenuate", "approaching": "approach", "departuring": "depart", "farness": "far",
              "closeness": "none"}
-OUTER = ("precedence", "succession", "simultaneity")  # nested = an outer temporal relation whose A is modified
+# nested = an outer temporal relation whose A is modified. The paper's binary temporal nestings are Precedence_X and
+# Succession_X (the official AudioRelSet and its NestedCombRelEval): Simultaneity is never an outer relation there.
+OUTER = ("precedence", "succession")
 NUMBERS = {2: "two", 3: "three", 4: "four", 5: "five"}
 
 
 def nested() -> tuple[Relation, ...]:
     """outer(U(A), B) for each temporal outer relation and each unary perceptual/spatial U (the paper's
-    Precedence_Approaching_Binary, ...): 3 x 8 = 24 relations of arity 2."""
+    Precedence_Approaching_Binary, ...): 2 x 8 = 16 relations of arity 2."""
     out = []
     for outer in OUTER:
         for inner in EFFECT_OF:
