@@ -55,9 +55,9 @@ def random_events(classes: list[dict], real: dict, rng: np.random.Generator) -> 
 
 def relation_events(classes: list[dict], real: dict, rng: np.random.Generator,
                     overlap_share: float) -> list[tuple[int, np.ndarray]]:
-    """A random relation's layout (nested included) on two random classes: the overlapping arrangements
-    (simultaneity, balancing, blending) that random onsets rarely produce, drawn with probability overlap_share,
-    otherwise any of the 45."""
+    """A random relation's layout (nested included) on two random classes: the overlapping arrangement (two events
+    that start together: simultaneity) that random onsets rarely produce, drawn with probability overlap_share,
+    otherwise any of the 37."""
     rels = R.relations(include_nested=True)
     if rng.random() < overlap_share:
         rels = [r for r in rels if R.layout(r.name, 2)[0] == "overlap"]
