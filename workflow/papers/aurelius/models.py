@@ -143,16 +143,18 @@ class Detector(nn.Module):
     and class an event logit and the event's level (dB relative to a clip's normalised RMS), interpolated back to the
     input's frames (PANNs' framewise output). The frame embedding, mean over frames, is FAD-mini's embedding."""
 
-    def __init__(self, classes: int, width: int = 128, channels: tuple[int, ...] = (16, 16, 32)):
+    def __init__(self, classes: int, width: int = 128, channels: tuple[int, ...] = (16, 16, 32), band_stride: int = 2):
         super().__init__()
-        # the first block strides 2 x 2 (PANNs pools 2 x 2 after it: the same grid at a quarter of the cost)
-        blocks = [nn.Conv2d(1, channels[0], 3, stride=2, padding=1), nn.BatchNorm2d(channels[0]), nn.ReLU()]
+        # the first block strides 2 over frames and band_stride over bands (PANNs pools 2 x 2 after its first block;
+        # band_stride 1 keeps every band for the next block, where two events that start together differ)
+        blocks = [nn.Conv2d(1, channels[0], 3, stride=(2, band_stride), padding=1), nn.BatchNorm2d(channels[0]),
+                  nn.ReLU()]
         c_in = channels[0]
         for c in channels[1:]:
             blocks += [nn.Conv2d(c_in, c, 3, padding=1), nn.BatchNorm2d(c), nn.ReLU(), nn.AvgPool2d((1, 2))]
             c_in = c
         self.blocks = nn.Sequential(*blocks)
-        bands = S.N_MELS >> len(channels)
+        bands = S.N_MELS // band_stride >> (len(channels) - 1)
         self.temporal = nn.Sequential(
             nn.Conv1d(c_in * bands, width, 1), nn.BatchNorm1d(width), nn.ReLU(),
             nn.Conv1d(width, width, 3, padding=2, dilation=2), nn.BatchNorm1d(width), nn.ReLU(),
@@ -223,7 +225,8 @@ class Evaluator:
 
     def __init__(self, weights: dict, meta: dict):
         self.mean, self.std = np.asarray(meta["mean"], np.float32), np.asarray(meta["std"], np.float32)
-        self.detector = Detector(meta["classes"], meta["width"], tuple(meta["channels"]))
+        self.detector = Detector(meta["classes"], meta["width"], tuple(meta["channels"]),
+                                 meta.get("band_stride", 2))  # 2: an evaluator saved before the knob
         self.detector.load_state_dict(weights["detector"])
         self.effects = EffectNet()
         self.effects.load_state_dict(weights["effects"])
@@ -262,14 +265,15 @@ class Evaluator:
 
     def detect(self, mel: np.ndarray, prob: np.ndarray, level: np.ndarray, theta: float,
                effect_of: set[int]) -> dict[int, list[dict]]:
-        """class -> runs {start, end (s), level (dB, the run's median), effect (classes in effect_of only)}."""
+        """class -> runs {start, end (s), level (dB: relation.loudness of its frames), effect (classes in effect_of
+        only)}."""
         out = {}
         for c in np.flatnonzero((prob >= theta).sum(0) >= R.MIN_RUN_S * S.FPS):
             spans = R.runs(prob[:, c], theta)
             if not spans:
                 continue
             effects = self.effect(mel, spans) if c in effect_of else [None] * len(spans)
-            out[int(c)] = [{"start": a / S.FPS, "end": b / S.FPS, "level": float(np.median(level[a:b, c])),
+            out[int(c)] = [{"start": a / S.FPS, "end": b / S.FPS, "level": R.loudness(level[a:b, c]),
                             "effect": e} for (a, b), e in zip(spans, effects)]
         return out
 
