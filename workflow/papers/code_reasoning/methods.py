@@ -70,7 +70,7 @@ def pretrain(model: TinyLM, vocab: CharVocab, text: str, priming: list, p: dict,
 def finetune(model: TinyLM, vocab: CharVocab, train: list[dict], priming: list, variant: str, shows_work: bool,
              p: dict, seed: int, curve) -> float:
     """SFT on one variant: instruction -> rendering of the same program and its solution, with `replay` of each
-    batch taken from the priming set (as the spec: 20 %)."""
+    batch taken from the priming set (params.yaml sft.replay; spec 20 %)."""
     rng = np.random.default_rng(seed)
     replayed = int(round(p["batch"] * p["replay"]))
 

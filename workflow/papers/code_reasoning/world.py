@@ -67,74 +67,53 @@ def draw_program(rng: np.random.Generator, statements: tuple[int, int] = (3, 4))
     return {"vars": names, "stmts": stmts, "target": assigned(stmts[-1])}
 
 
-def execute(program: dict) -> list[tuple[str, int]]:
-    """The reference interpreter (mod 10): (variable, value) of every write, a loop's every pass."""
+def execute(program: dict) -> list[tuple[str | None, int | None, str]]:
+    """The reference interpreter (mod 10), one entry per step: (variable written, its value, the worked step), a
+    loop's every pass; an if's condition is a step of its own that writes nothing (None, None, "b>6=8>6=yes")."""
     env: dict[str, int] = {}
-    writes = []
+    steps: list[tuple[str | None, int | None, str]] = []
 
-    def write(x: str, value: int) -> None:
+    def write(x: str, shown: str, value: int) -> None:
         env[x] = value % 10
-        writes.append((x, env[x]))
+        steps.append((x, env[x], f"{x}={shown}={env[x]}" if shown else f"{x}={env[x]}"))
+
+    def apply(x: str, y: str, sign: str, k: int) -> None:  # x = y +- k, worked as "x=y+k=7+k=v"
+        write(x, f"{y}{sign}{k}={env[y]}{sign}{k}", env[y] + (k if sign == "+" else -k))
 
     for s in program["stmts"]:
         if s[0] == "set":
-            write(s[1], s[2])
+            write(s[1], "", s[2])
         elif s[0] == "addc":
-            write(s[1], env[s[2]] + (s[4] if s[3] == "+" else -s[4]))
-        elif s[0] == "add":
-            write(s[1], env[s[2]] + env[s[3]])
-        elif s[0] == "ifelse":
-            _, cond, c, y, sign, k = s
-            up = (env[cond] > c) == (sign == "+")
-            write(y, env[y] + (k if up else -k))
-        else:
-            _, r, x, k = s
-            for _ in range(r):
-                write(x, env[x] + k)
-    return writes
-
-
-def run(program: dict) -> int:
-    """The program's answer: the target's last value."""
-    return [v for x, v in execute(program) if x == program["target"]][-1]
-
-
-def worked(program: dict) -> str:
-    """The worked steps, a scratchpad: each step restated, its operands' values put in and its value, e.g.
-    "a=7 b=a-9=7-9=8 b>6=8>6=yes c=c-1=5-1=4 ..." (a loop's every pass): one operation of single digits each."""
-    env: dict[str, int] = {}
-    out = []
-
-    def write(x: str, expr: str, value: int) -> None:
-        env[x] = value % 10
-        out.append(f"{x}={expr}={env[x]}")
-
-    for s in program["stmts"]:
-        if s[0] == "set":
-            env[s[1]] = s[2]
-            out.append(f"{s[1]}={s[2]}")
-        elif s[0] == "addc":
-            _, x, y, sign, k = s
-            write(x, f"{y}{sign}{k}={env[y]}{sign}{k}", env[y] + (k if sign == "+" else -k))
+            apply(*s[1:])
         elif s[0] == "add":
             _, x, y, z = s
             write(x, f"{y}+{z}={env[y]}+{env[z]}", env[y] + env[z])
         elif s[0] == "ifelse":
             _, cond, c, y, sign, k = s
             yes = env[cond] > c
-            out.append(f"{cond}>{c}={env[cond]}>{c}={'yes' if yes else 'no'}")
-            op = sign if yes else ("-" if sign == "+" else "+")
-            write(y, f"{y}{op}{k}={env[y]}{op}{k}", env[y] + (k if op == "+" else -k))
+            steps.append((None, None, f"{cond}>{c}={env[cond]}>{c}={'yes' if yes else 'no'}"))
+            apply(y, y, sign if yes else ("-" if sign == "+" else "+"), k)
         else:
             _, r, x, k = s
             for _ in range(r):
-                write(x, f"{x}+{k}={env[x]}+{k}", env[x] + k)
-    return " ".join(out)
+                apply(x, x, "+", k)
+    return steps
+
+
+def run(program: dict) -> int:
+    """The program's answer: the target's last value."""
+    return [v for x, v, _ in execute(program) if x == program["target"]][-1]
+
+
+def worked(program: dict) -> str:
+    """The worked steps, a scratchpad: each step restated, its operands' values put in and its value, e.g.
+    "a=7 b=a-9=7-9=8 b>6=8>6=yes c=c-1=5-1=4 ..." (a loop's every pass): one operation of single digits each."""
+    return " ".join(shown for _, _, shown in execute(program))
 
 
 def trace(program: dict) -> str:
-    """The execution trace, e.g. "a=3 b=7 b=0": the value of every write (an answer's worked steps)."""
-    return " ".join(f"{x}={v}" for x, v in execute(program))
+    """The execution trace, e.g. "a=3 b=7 b=0": the value of every write (the probe T1's answers)."""
+    return " ".join(f"{x}={v}" for x, v, _ in execute(program) if x is not None)
 
 
 def key(program: dict) -> str:
