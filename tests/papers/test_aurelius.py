@@ -406,26 +406,3 @@ def test_the_detector_keeps_the_frames_whatever_its_first_stride_over_bands(band
     assert logit.shape == level.shape == (2, S.n_frames(), 3) and h.shape == (2, S.n_frames() // 2, 8)
     bands = S.N_MELS // band_stride >> 2  # what the frame layers see: the bands left after the 2-D blocks
     assert det.temporal[0].in_channels == 8 * bands
-
-
-def test_a_mixture_laid_over_another_starts_with_it_and_keeps_both_labels():
-    import torch
-
-    from workflow.papers.aurelius import train_evaluator as V2
-
-    labels = np.zeros((2, 10, 3), np.float32)
-    labels[0, 2:6, 0] = 1  # class 0 from frame 2
-    labels[1, 5:9, 1] = 1  # class 1 from frame 5
-    assert V2.first_onsets(labels).tolist() == [2, 5] and V2.first_onsets(np.zeros((1, 4, 2))).tolist() == [0]
-    a = torch.arange(5.0)[None, :, None]
-    assert V2.delayed(a, torch.tensor([2]), -1.0)[0, :, 0].tolist() == [-1, -1, 0, 1, 2]
-    assert V2.delayed(a, torch.tensor([-1]), -1.0)[0, :, 0].tolist() == [1, 2, 3, 4, -1]
-    mel = torch.full((2, 10, 4), V2.SILENCE)
-    mel[0, 2:6, 0], mel[1, 5:9, 3] = 0.0, 0.0  # each event in its own band
-    on, level = torch.from_numpy(labels), torch.full((2, 10, 3), V2.QUIET_DB)
-    onset = torch.from_numpy(V2.first_onsets(labels))
-    m, o, lv = V2.start_together(mel[:1], on[:1], level[:1], onset[:1], mel[1:], on[1:], level[1:], onset[1:])
-    assert o[0, :, 0].tolist() == o[0, :, 1].tolist() == [0, 0, 1, 1, 1, 1, 0, 0, 0, 0]  # both from frame 2
-    assert m[0, 2:6, 0].tolist() == pytest.approx([0.0] * 4, abs=1e-5)  # the summed power keeps each band's event
-    assert m[0, 2:6, 3].tolist() == pytest.approx([0.0] * 4, abs=1e-5) and m[0, 6:, 3].max() < -15
-    assert (lv == V2.QUIET_DB).all()

@@ -23,7 +23,6 @@ from . import sounds as S
 READS = ("aurelius.evaluator",)
 
 QUIET_DB = -30.0  # an event is labelled from its first to its last frame above this level (its span)
-SILENCE = float(np.log(1e-7))  # sounds.mel of an empty frame
 LEVEL_WEIGHT = 0.02  # pilot (2,000 mixtures, 60 epochs): 0.1 cost 0.13 frame mAP, 0.02 about none; ~1.7 dB median error
 
 
@@ -97,45 +96,16 @@ def effect_example(classes: list[dict], real: dict, rng: np.random.Generator):
     return S.mel(canvas), (a, b), e
 
 
-def first_onsets(labels: np.ndarray) -> np.ndarray:
-    """Per mixture (N, frames, classes), the first frame any event is labelled on (0 for an empty one)."""
-    on = labels.sum(2) > 0
-    return np.where(on.any(1), on.argmax(1), 0)
-
-
-def delayed(a: torch.Tensor, by: torch.Tensor, fill: float) -> torch.Tensor:
-    """Each item of a (B, frames, ...) moved `by` frames later (earlier if negative), the vacated frames `fill`."""
-    src = torch.arange(a.shape[1])[None] - by[:, None]
-    inside = (src >= 0) & (src < a.shape[1])
-    moved = a[torch.arange(len(a))[:, None], src.clamp(0, a.shape[1] - 1)]
-    return torch.where(inside.reshape(inside.shape + (1,) * (a.dim() - 2)), moved, torch.full_like(moved, fill))
-
-
-def start_together(mel, on, level, onset, mel2, on2, level2, onset2):
-    """A second mixture laid over each one so that its first event starts with the first one's: the log-mel of the
-    summed power, every event labelled on its own span and level (two classes that start together, as
-    simultaneity's do, are both tagged)."""
-    by = onset - onset2
-    return (torch.logaddexp(mel, delayed(mel2, by, SILENCE)), torch.maximum(on, delayed(on2, by, 0.0)),
-            torch.maximum(level, delayed(level2, by, QUIET_DB)))
-
-
 def train_detector(mels, labels, levels, classes: int, p: dict, rng, curve, mean, std) -> M.Detector:
-    x, y, lv, onset = (torch.from_numpy(a) for a in (mels, labels, levels, first_onsets(labels)))
+    x, y, lv = (torch.from_numpy(a) for a in (mels, labels, levels))
     mean, std = torch.from_numpy(mean), torch.from_numpy(std)
     model = M.Detector(classes, p["width"], tuple(p["channels"]), p["band_stride"])
 
     def loss(idx):
         mel, on, level_true = x[idx], y[idx], lv[idx]
-        pick = torch.from_numpy(rng.random(len(idx)) < p["co_start_share"])
-        if pick.any():  # a share of the batch gets a second mixture that starts with it
-            j = torch.from_numpy(rng.integers(len(x), size=int(pick.sum())))
-            mel, on, level_true = (a.clone() for a in (mel, on, level_true))
-            mel[pick], on[pick], level_true[pick] = start_together(mel[pick], on[pick], level_true[pick],
-                                                                   onset[idx][pick], x[j], y[j], lv[j], onset[j])
         logit, level, _ = model((mel - mean) / std)
         level_error = (((level - level_true) / 10) ** 2 * on).sum() / on.sum()  # units of 10 dB, event frames only
-        bce = F.binary_cross_entropy_with_logits(logit, on, pos_weight=torch.tensor(p["positive_weight"]))
+        bce = F.binary_cross_entropy_with_logits(logit, on)
         return bce + LEVEL_WEIGHT * level_error
 
     M.fit(model, loss, len(x), p["epochs"], p["batch"], p["lr"], rng, curve, "detector")
