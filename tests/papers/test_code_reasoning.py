@@ -93,19 +93,32 @@ def test_sets_are_disjoint_and_fit_the_context():
     train = {W.key(p) for p in data["train"]}
     assert len(train) == 60 and all(S.fits(p, True) for p in data["train"])
     # the priming set shows the work of every program's answer, the NL questions answer alone
-    assert sum(bool(re.search(r"=\d+\nANSWER: \d$", r)) for _, r in data["priming"]) == 60
-    assert sum(bool(re.fullmatch(r"ANSWER: \w+", r)) for _, r in data["priming"]) == 30
+    primed = S.every_item(data["priming"])
+    assert all(re.search(r"=\d+\nANSWER: \d$", r) for task in ("math", "code") for _, r in data["priming"][task])
+    assert all(re.fullmatch(r"ANSWER: \w+", r) for _, r in data["priming"]["nl"])
     test_prompts = {q for task in S.TASKS for q, _ in data["test"][task]}
-    assert not test_prompts & {q for q, _ in data["priming"]}
+    assert not test_prompts & {q for q, _ in primed}
     assert not {W.math_item(p) for p in data["train"]} & test_prompts
     # the validation split: the gate's tasks only, its programs in no other set
     val_prompts = {q for task in S.GATED_TASKS for q, _ in data["validation"][task]}
     assert sorted(data["validation"]) == sorted(S.GATED_TASKS) and all(len(v) == 25 for v in data["validation"].values())
-    assert not val_prompts & (test_prompts | {q for q, _ in data["priming"]} | {W.code_item(p) for p in data["train"]}
+    assert not val_prompts & (test_prompts | {q for q, _ in primed} | {W.code_item(p) for p in data["train"]}
                               | {W.math_item(p) for p in data["train"]})
-    assert len(data["priming"]) == 90 and all(len(v) == 40 for v in data["test"].values())
+    assert [len(data["priming"][t]) for t in S.TASKS] == [30, 30, 30] and all(len(v) == 40 for v in data["test"].values())
     rho = S.density(data["train"])
     assert rho["py"] == 1.0 and rho["compressed"] < 0.5 < rho["py_nows"] < 1 < rho["py_varren"]
+
+
+def test_a_base_batch_takes_each_source_in_its_share():
+    from workflow.papers.code_reasoning import methods as M
+
+    priming = {task: [(f"{task} {i}", "ANSWER: 1") for i in range(50)] for task in S.TASKS}
+    text = "Emma Woodhouse, handsome, clever, and rich " * 20
+    draw = M.base_batches(text, priming, {"batch": 32, "prose": 0.125, "nl": 0.25}, np.random.default_rng(0))
+    sources = [[q.split(" ")[0] if q.split(" ")[0] in S.TASKS else "prose" for q, _ in draw()] for _ in range(50)]
+    assert all(b.count("prose") == 4 and b.count("nl") == 8 and b.count("math") + b.count("code") == 20 for b in sources)
+    programs = [s for b in sources for s in b if s in ("math", "code")]
+    assert 0.4 < programs.count("math") / len(programs) < 0.6  # math and code alike
 
 
 def scores(acc: dict[str, tuple[float, float]], seeds=(0, 1, 2)) -> pd.DataFrame:

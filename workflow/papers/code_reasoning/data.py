@@ -21,7 +21,7 @@ def main(argv=None):
     rho = S.density(data["train"])
     runs = sum(W.py_executes(prog) for prog in data["train"]) / len(data["train"])
     write_json(args.out, data | {"density": rho, "py_executes": runs})
-    step.finish(metrics={"train_programs": len(data["train"]), "priming_items": len(data["priming"]),
+    step.finish(metrics={"train_programs": len(data["train"]), "priming_items": len(S.every_item(data["priming"])),
                          "py_executes": runs, **{f"rho_{v}": r for v, r in rho.items()}}, outputs=[args.out])
 
 

@@ -11,6 +11,7 @@ from workflow.lib.tinylm import Config, Schedule, TinyLM, fit, greedy, next_toke
 from workflow.lib.tokenizer import CharVocab
 
 from . import world as W
+from .sets import every_item
 
 
 def vocab() -> CharVocab:
@@ -54,25 +55,32 @@ def prose_pairs(text: str, rng: np.random.Generator, n: int) -> list[tuple[str, 
     return [(text[s:s + W.PROMPT_LEN], text[s + W.PROMPT_LEN:s + W.PROMPT_LEN + PROSE_LEN]) for s in starts]
 
 
-def pretrain(model: TinyLM, vocab: CharVocab, text: str, priming: list, p: dict, seed: int, curve) -> float:
-    """The base model: each batch a share `prose` of Austen windows, the rest priming items."""
-    rng = np.random.default_rng(seed)
+def base_batches(text: str, priming: dict, p: dict, rng: np.random.Generator):
+    """A draw of one base batch of (prompt, response): a share `prose` of Austen windows, a share `nl` of the priming
+    set's NL questions, the rest its math and code items alike (the worked steps, from which execution is learnt)."""
+    programs, nl = priming["math"] + priming["code"], priming["nl"]
+    n_prose, n_nl = int(round(p["batch"] * p["prose"])), int(round(p["batch"] * p["nl"]))
 
-    def batch_loss():
-        n_prose = int(round(p["batch"] * p["prose"]))
-        pick = rng.integers(0, len(priming), size=p["batch"] - n_prose)
-        prompts, responses = encode(vocab, prose_pairs(text, rng, n_prose) + [priming[i] for i in pick])
-        return next_token_loss(model, prompts, responses, vocab.eos)
+    def draw() -> list[tuple[str, str]]:
+        pairs = [programs[i] for i in rng.integers(0, len(programs), size=p["batch"] - n_prose - n_nl)]
+        pairs += [nl[i] for i in rng.integers(0, len(nl), size=n_nl)]
+        return prose_pairs(text, rng, n_prose) + pairs
 
-    return fit(model, batch_loss, schedule(p), curve)
+    return draw
 
 
-def finetune(model: TinyLM, vocab: CharVocab, train: list[dict], priming: list, variant: str, shows_work: bool,
+def pretrain(model: TinyLM, vocab: CharVocab, text: str, priming: dict, p: dict, seed: int, curve) -> float:
+    """The base model, trained on base batches (`base_batches`)."""
+    draw = base_batches(text, priming, p, np.random.default_rng(seed))
+    return fit(model, lambda: next_token_loss(model, *encode(vocab, draw()), vocab.eos), schedule(p), curve)
+
+
+def finetune(model: TinyLM, vocab: CharVocab, train: list[dict], priming: dict, variant: str, shows_work: bool,
              p: dict, seed: int, curve) -> float:
     """SFT on one variant: instruction -> rendering of the same program and its solution, with `replay` of each
-    batch taken from the priming set (params.yaml sft.replay; spec 20 %)."""
+    batch taken from the priming set, every item alike (params.yaml sft.replay; spec 20 %)."""
     rng = np.random.default_rng(seed)
-    replayed = int(round(p["batch"] * p["replay"]))
+    replayed, priming = int(round(p["batch"] * p["replay"])), every_item(priming)
 
     def batch_loss():
         pairs = []

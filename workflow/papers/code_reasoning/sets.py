@@ -53,15 +53,20 @@ def items(task: str, progs: list[dict], nl: list[tuple[str, str]]) -> list[tuple
     return nl if task == "nl" else [(question(task, p), str(W.run(p))) for p in progs]
 
 
-def primed(progs: list[dict], nl: list[tuple[str, str]], shows_work: bool) -> list[tuple[str, str]]:
-    """The priming set: (prompt, response) of the three tasks, the programs' responses their solutions (worked
-    steps when shows_work), the NL questions' their answer alone (no arithmetic to show)."""
-    return [(question(task, p), W.solution(p, shows_work)) for task in ("math", "code") for p in progs] + \
-        [(q, f"ANSWER: {a}") for q, a in nl]
+def primed(progs: list[dict], nl: list[tuple[str, str]], shows_work: bool) -> dict[str, list[tuple[str, str]]]:
+    """The priming set, {task: [(prompt, response)]}: the programs' responses their solutions (worked steps when
+    shows_work), the NL questions' their answer alone (no arithmetic to show)."""
+    return {task: [(question(task, p), W.solution(p, shows_work)) for p in progs] for task in ("math", "code")} | \
+        {"nl": [(q, f"ANSWER: {a}") for q, a in nl]}
+
+
+def every_item(priming: dict[str, list]) -> list[tuple[str, str]]:
+    """The priming set's items in one list, the tasks in TASKS' order (what finetuning replays uniformly)."""
+    return [pair for task in TASKS for pair in priming[task]]
 
 
 def build(p: dict) -> dict:
-    """{"train": programs, "priming": [(prompt, response)], "test": {task: [(prompt, answer)]},
+    """{"train": programs, "priming": {task: [(prompt, response)]}, "test": {task: [(prompt, answer)]},
     "validation": {task: [(prompt, answer)]}, "worked_steps"}: test programs first, so that a larger finetuning set never changes
     them. The validation programs (math and code, the gate's tasks), on which every calibration pilot is judged
     and never on test items, come last from their own seed: adding them changed no other set."""
