@@ -27,6 +27,7 @@ SNIPPETS = {
     "import numpy": "import numpy",
     "import pandas": "import pandas",
     "import torch": "import torch",
+    "import torch + a first optimizer": "import torch; torch.optim.AdamW(torch.nn.Linear(2, 2).parameters())",
     "import seaborn": "import seaborn",
     "import mlflow": "import mlflow",
     "step start (params + schema)": "from workflow.core.step import Step; Step('x', 'y').start([])",
