@@ -17,7 +17,7 @@ READS = ("code_reasoning.model", "code_reasoning.sft")
 
 def score(model, vocab, test: dict) -> tuple[dict, dict]:
     """(accuracy per task, the parsed answers per task). The tasks' prompts are decoded together, in chunks that span
-    tasks where a task has fewer items than a chunk (the smoke profile's 30: one decoding instead of three)."""
+    tasks where a task has fewer items than a chunk (the smoke profile's 20: one decoding instead of three)."""
     got = iter(M.answers(model, vocab, [q for pairs in test.values() for q, _ in pairs]))
     given = {task: [next(got) for _ in pairs] for task, pairs in test.items()}
     acc = {task: float(np.mean([g == a for g, (_, a) in zip(given[task], pairs)])) for task, pairs in test.items()}
