@@ -41,9 +41,9 @@ def main() -> None:
     a = ap.parse_args()
     torch.set_num_threads(1)
     validation = read_json(a.sets)["validation"]
-    vocab = M.vocab()
+    vocab, sizes = M.vocab(), load(root=ROOT)["code_reasoning"]["model"]
     for path in a.bases:
-        model = M.build(load(root=ROOT)["code_reasoning"]["model"], len(vocab))
+        model = M.build(sizes, len(vocab))
         model.load_state_dict(load_state(path)["state_dict"])
         model.eval()
         for task, pairs in validation.items():
