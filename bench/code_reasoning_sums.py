@@ -21,7 +21,6 @@ sys.path.insert(0, str(ROOT))
 
 from workflow.core.io import load_state, read_json  # noqa: E402
 from workflow.core.params import load  # noqa: E402
-from workflow.lib.tinylm import greedy  # noqa: E402
 from workflow.papers.code_reasoning import methods as M  # noqa: E402
 from workflow.papers.code_reasoning import world as W  # noqa: E402
 
@@ -47,9 +46,7 @@ def main() -> None:
         model.load_state_dict(load_state(path)["state_dict"])
         model.eval()
         for task, pairs in validation.items():
-            x = torch.tensor([vocab.encode(q, W.PROMPT_LEN) for q, _ in pairs])
-            with torch.no_grad():
-                completions = [vocab.decode(row) for row in greedy(model, x, W.RESPONSE_LEN, vocab.eos)]
+            completions = M.completions(model, vocab, [q for q, _ in pairs])
             ops = [o for c in completions for o in operations(c)]
             right = {op: sum(ok for o, ok in ops if o == op) for op in "+-"}
             count = {op: sum(o == op for o, _ in ops) for op in "+-"}

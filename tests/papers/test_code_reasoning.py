@@ -114,11 +114,19 @@ def test_a_base_batch_takes_each_source_in_its_share():
 
     priming = {task: [(f"{task} {i}", "ANSWER: 1") for i in range(50)] for task in S.TASKS}
     text = "Emma Woodhouse, handsome, clever, and rich " * 20
-    draw = M.base_batches(text, priming, {"batch": 32, "prose": 0.125, "nl": 0.25}, np.random.default_rng(0))
-    sources = [[q.split(" ")[0] if q.split(" ")[0] in S.TASKS else "prose" for q, _ in draw()] for _ in range(50)]
-    assert all(b.count("prose") == 4 and b.count("nl") == 8 and b.count("math") + b.count("code") == 20 for b in sources)
+    draw = M.base_batches(text, priming, {"batch": 32, "prose": 0.125, "nl": 0.25, "drill": 0.0625},
+                          np.random.default_rng(0))
+    batches = [draw() for _ in range(50)]
+    sources = [["drill" if q == M.DRILL_PROMPT else q.split(" ")[0] if q.split(" ")[0] in S.TASKS else "prose"
+                for q, _ in b] for b in batches]
+    assert all(b.count("prose") == 4 and b.count("nl") == 8 and b.count("drill") == 2
+               and b.count("math") + b.count("code") == 18 for b in sources)
     programs = [s for b in sources for s in b if s in ("math", "code")]
     assert 0.4 < programs.count("math") / len(programs) < 0.6  # math and code alike
+    # the drill: ten operations of the table a row, each result right, both operators drawn
+    facts = [f for b in batches for q, r in b if q == M.DRILL_PROMPT for f in r.split(" ")]
+    assert len(facts) == 50 * 2 * 10 and {f[1] for f in facts} == {"+", "-"}
+    assert all((int(f[0]) + (int(f[2]) if f[1] == "+" else -int(f[2]))) % 10 == int(f[4]) for f in facts)
 
 
 def scores(acc: dict[str, tuple[float, float]], seeds=(0, 1, 2)) -> pd.DataFrame:

@@ -55,16 +55,31 @@ def prose_pairs(text: str, rng: np.random.Generator, n: int) -> list[tuple[str, 
     return [(text[s:s + W.PROMPT_LEN], text[s + W.PROMPT_LEN:s + W.PROMPT_LEN + PROSE_LEN]) for s in starts]
 
 
+DRILL_PROMPT = "Sums mod 10:"
+
+
+def table_drill(rng: np.random.Generator, n: int, facts: int = 10) -> list[tuple[str, str]]:
+    """n rows of the table of single-digit sums and differences mod 10 ("Sums mod 10:" -> "7+9=6 3-4=9 ..."), the
+    operations of every worked step: the arithmetic a pretrained base brings to its finetuning. Without it one seed
+    in three stayed on the plateau where the worked steps have their form but not their results (PAPER.md)."""
+    def fact() -> str:
+        a, k, plus = int(rng.integers(10)), int(rng.integers(1, 10)), bool(rng.integers(2))
+        return f"{a}{'+' if plus else '-'}{k}={(a + k if plus else a - k) % 10}"
+
+    return [(DRILL_PROMPT, " ".join(fact() for _ in range(facts))) for _ in range(n)]
+
+
 def base_batches(text: str, priming: dict, p: dict, rng: np.random.Generator):
     """A draw of one base batch of (prompt, response): a share `prose` of Austen windows, a share `nl` of the priming
-    set's NL questions, the rest its math and code items alike (the worked steps, from which execution is learnt)."""
+    set's NL questions, a share `drill` of the sums table (`table_drill`), the rest its math and code items alike
+    (the worked steps, from which execution is learnt)."""
     programs, nl = priming["math"] + priming["code"], priming["nl"]
-    n_prose, n_nl = int(round(p["batch"] * p["prose"])), int(round(p["batch"] * p["nl"]))
+    n_prose, n_nl, n_drill = (int(round(p["batch"] * p[share])) for share in ("prose", "nl", "drill"))
 
     def draw() -> list[tuple[str, str]]:
-        pairs = [programs[i] for i in rng.integers(0, len(programs), size=p["batch"] - n_prose - n_nl)]
+        pairs = [programs[i] for i in rng.integers(0, len(programs), size=p["batch"] - n_prose - n_nl - n_drill)]
         pairs += [nl[i] for i in rng.integers(0, len(nl), size=n_nl)]
-        return prose_pairs(text, rng, n_prose) + pairs
+        return prose_pairs(text, rng, n_prose) + pairs + table_drill(rng, n_drill)
 
     return draw
 
@@ -94,11 +109,15 @@ def finetune(model: TinyLM, vocab: CharVocab, train: list[dict], priming: dict, 
 
 
 @torch.no_grad()
-def answers(model: TinyLM, vocab: CharVocab, prompts: list[str], chunk: int = 150) -> list[str | None]:
-    """The answer after 'ANSWER:' of each greedy completion (None: none given)."""
+def completions(model: TinyLM, vocab: CharVocab, prompts: list[str], chunk: int = 150) -> list[str]:
+    """The greedy completion of each prompt, decoded (in chunks of `chunk` prompts)."""
     out = []
     for i in range(0, len(prompts), chunk):
         x = torch.tensor([vocab.encode(q, W.PROMPT_LEN) for q in prompts[i:i + chunk]])
-        for row in greedy(model, x, W.RESPONSE_LEN, vocab.eos):
-            out.append(W.answer_of(vocab.decode(row)))
+        out += [vocab.decode(row) for row in greedy(model, x, W.RESPONSE_LEN, vocab.eos)]
     return out
+
+
+def answers(model: TinyLM, vocab: CharVocab, prompts: list[str], chunk: int = 150) -> list[str | None]:
+    """The answer after 'ANSWER:' of each greedy completion (None: none given)."""
+    return [W.answer_of(c) for c in completions(model, vocab, prompts, chunk)]
