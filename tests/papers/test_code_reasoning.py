@@ -129,6 +129,24 @@ def test_a_base_batch_takes_each_source_in_its_share():
     assert all((int(f[0]) + (int(f[2]) if f[1] == "+" else -int(f[2]))) % 10 == int(f[4]) for f in facts)
 
 
+def test_the_base_drills_the_table_first_then_draws_base_batches(monkeypatch):
+    from workflow.papers.code_reasoning import methods as M
+
+    priming = {task: [(f"{task} {i}", "ANSWER: 1") for i in range(50)] for task in S.TASKS}
+    text = "Emma Woodhouse, handsome, clever, and rich " * 20
+    p = {"batch": 8, "prose": 0.25, "nl": 0.25, "drill": 0.0, "drill_until": 0.99, "drill_steps": 3}
+    seen = []
+    monkeypatch.setattr(M, "encode", lambda vocab, pairs: seen.append(pairs) or (None, None))
+    monkeypatch.setattr(M, "next_token_loss", lambda *args: None)
+    monkeypatch.setattr(M, "schedule", lambda p: None)
+    monkeypatch.setattr(M, "fit", lambda model, batch_loss, schedule, curve: [batch_loss() for _ in range(6)])
+    M.pretrain(None, M.vocab(), text, priming, p, 0, None)
+    assert [all(q == M.DRILL_PROMPT for q, _ in b) for b in seen] == [True] * 3 + [False] * 3
+    # after the drill, the batches a base without it draws (the drill has a generator of its own)
+    draw = M.base_batches(text, priming, p, np.random.default_rng(0))
+    assert seen[3:] == [draw() for _ in range(3)]
+
+
 def scores(acc: dict[str, tuple[float, float]], seeds=(0, 1, 2)) -> pd.DataFrame:
     """variant -> (math, code) accuracy, the same in every seed; nl task 0.5."""
     return pd.DataFrame([{"variant": v, "seed": s, "task": t, "accuracy": a}
