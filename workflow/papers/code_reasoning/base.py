@@ -27,12 +27,14 @@ def main(argv=None):
     prose = M.english("\n\n".join(novels[k] for k in sorted(novels)))
     vocab = M.vocab()
     model = M.build(p, len(vocab))
-    loss = M.pretrain(model, vocab, prose, read_json(args.sets)["priming"], p, args.seed,
-                      lambda s, v: step.curve("base_loss", s, v))
-    meta = {"seed": args.seed, "final_loss": loss, "parameters": parameter_count(model), "prose_chars": len(prose)}
+    loss, drilled = M.pretrain(model, vocab, prose, read_json(args.sets)["priming"], p, args.seed,
+                               lambda s, v: step.curve("base_loss", s, v))
+    step.log(f"the drill phase took {drilled} of {p['steps']} steps")
+    meta = {"seed": args.seed, "final_loss": loss, "drill_steps_taken": drilled, "parameters": parameter_count(model),
+            "prose_chars": len(prose)}
     save_state(args.out, model.state_dict(), meta)
-    step.finish(metrics={"final_base_loss": loss, "parameters": parameter_count(model), "prose_chars": len(prose)},
-                outputs=[args.out])
+    step.finish(metrics={"final_base_loss": loss, "drill_steps_taken": drilled, "parameters": parameter_count(model),
+                         "prose_chars": len(prose)}, outputs=[args.out])
 
 
 if __name__ == "__main__":

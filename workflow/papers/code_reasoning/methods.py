@@ -101,11 +101,12 @@ def results_right(model: TinyLM, vocab: CharVocab, rows: list[tuple[str, str]]) 
     return sum(bool(predicted[i, j] == response[i, j]) for i, j in at) / len(at)
 
 
-def pretrain(model: TinyLM, vocab: CharVocab, text: str, priming: dict, p: dict, seed: int, curve) -> float:
+def pretrain(model: TinyLM, vocab: CharVocab, text: str, priming: dict, p: dict, seed: int,
+             curve) -> tuple[float, int]:
     """The base model: first the sums table alone (`table_drill`), until it predicts `drill_until` of the results of 64
     fixed check rows (every DRILL_CHECK_EVERY steps; the table has 180 facts, all drilled: the check asks whether it
     is learnt) or for at most `drill_steps` steps: the arithmetic a pretrained base brings, which the worked steps then
-    use; then base batches (`base_batches`), all within one schedule."""
+    use; then base batches (`base_batches`), all within one schedule. Returns the last loss and the drill's steps."""
     draw = base_batches(text, priming, p, np.random.default_rng(seed))
     drill_rng = np.random.default_rng(DRILL_STREAM + seed)
     check_rows = table_drill(np.random.default_rng(DRILL_STREAM - 1), 64)
@@ -122,7 +123,8 @@ def pretrain(model: TinyLM, vocab: CharVocab, text: str, priming: dict, p: dict,
             pairs = draw()
         return next_token_loss(model, *encode(vocab, pairs), vocab.eos)
 
-    return fit(model, batch_loss, schedule(p), curve)
+    loss = fit(model, batch_loss, schedule(p), curve)
+    return loss, phase["drilled"]
 
 
 def finetune(model: TinyLM, vocab: CharVocab, train: list[dict], priming: dict, variant: str, shows_work: bool,
