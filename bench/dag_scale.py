@@ -12,7 +12,7 @@ job, which claims C3 and C5 read: 4 N + 2 jobs, 10,002 for N = 2,500). It times,
      evaluate job), none of this project's code involved: what Snakemake itself costs per job.
      - `bare`: each rule with one input, output, log pair, benchmark, resources and a short shell command;
      - `bare, same files`: the same rules with our rules' files and parts, plain strings written out: the code and
-       params stamps as inputs (three on data jobs, five on train jobs), two outputs on data jobs, the wildcard
+       job stamp as an input (workflow/core/stamps.py: one per job), two outputs on data jobs, the wildcard
        constraints and a command line as long as ours. The difference between it and ours is what our Snakefile
        adds (input functions, stamps, validation); the difference between the two bare ones is what the number of
        files per job costs inside Snakemake.
@@ -64,16 +64,15 @@ rule evaluate:
 """
 BARE_SAME_FILES = """N = {n}
 NAMES = [f"{{family}}{{k}}" for family in ("gr", "gauss") for k in range(N)]
-STAMPS = "results/.stamps"
-FLAGS = "--profile scale --params {{input.params}} --rule {{rule}} --wildcards '{{wildcards}}' --log {{log.out:q}} --record {{log.run:q}}"
+STAMPS = ".cache/stamps"
+FLAGS = "--profile scale --params {{input.stamp}} --rule {{rule}} --wildcards '{{wildcards}}' --log {{log.out:q}} --record {{log.run:q}}"
 
 rule all:
     input: "results/claims.json"
 
 rule data:
     input:
-        code=f"{{STAMPS}}/code/data.json",
-        params=[f"{{STAMPS}}/params/data.json", f"{{STAMPS}}/params/refs.json"],
+        stamp=f"{{STAMPS}}/workflow.papers.adam_implicit_bias.data",
     output: data="results/data/{{dataset}}.npz", summary="results/data/{{dataset}}.json"
     wildcard_constraints: dataset="(?:gr|gauss)[0-9]+"
     log: out="results/logs/data/{{dataset}}.log", run="results/logs/data/{{dataset}}.run.json"
@@ -85,8 +84,7 @@ rule data:
 rule train:
     input:
         data="results/data/{{dataset}}.npz",
-        code=f"{{STAMPS}}/code/train.json",
-        params=[f"{{STAMPS}}/params/{{s}}.json" for s in ("train", "algorithms", "plan")],
+        stamp=f"{{STAMPS}}/workflow.papers.adam_implicit_bias.train",
     output: "results/train/{{dataset}}/{{group}}.npz"
     wildcard_constraints: dataset="(?:gr|gauss)[0-9]+", group="family|sweep"
     log: out="results/logs/train/{{dataset}}/{{group}}.log", run="results/logs/train/{{dataset}}/{{group}}.run.json"
@@ -157,7 +155,7 @@ def main() -> None:
         p = load("scale", repo)["adam_implicit_bias"]
         jobs = len(plan.datasets(p)) + len(plan.train_jobs(p)) + 1  # data jobs, train jobs, evaluate
         quiet = snake + target + ["-n", "--forceall", "--quiet", "all"]  # --quiet last: it takes a list
-        sh(quiet, repo)  # a first run writes the params and code stamps and byte-compiles: not timed
+        sh(quiet, repo)  # a first run writes the job stamps and byte-compiles: not timed
         seconds, _ = sh(quiet, repo)
         ours = seconds
         print(f"snakemake -n --quiet, {jobs} jobs: {seconds:.1f} s ({1000 * seconds / jobs:.2f} ms per job)")
@@ -173,11 +171,9 @@ def main() -> None:
         print(f"the same shape in a bare Snakefile (Snakemake alone), -n --quiet: {seconds:.1f} s "
               f"({1000 * seconds / (4 * args.datasets + 1):.2f} ms per job)")
         same = repo / "bare_same_files"
-        (same / "results/.stamps/code").mkdir(parents=True)
-        (same / "results/.stamps/params").mkdir(parents=True)
-        for name in ("code/data", "code/train", "params/data", "params/refs", "params/train", "params/algorithms",
-                     "params/plan"):
-            (same / f"results/.stamps/{name}.json").write_text("{}\n")
+        (same / ".cache/stamps").mkdir(parents=True)
+        for step in ("data", "train"):
+            (same / f".cache/stamps/workflow.papers.adam_implicit_bias.{step}").write_text("{}\n")
         (same / "Snakefile").write_text(BARE_SAME_FILES.format(n=args.datasets))
         sh(bare_quiet, same)
         bare_same, _ = sh(bare_quiet, same)

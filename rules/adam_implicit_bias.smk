@@ -20,8 +20,7 @@ rule adam_implicit_bias:
 
 rule adam_implicit_bias_data:
     input:
-        code=code("adam_implicit_bias", "data"),
-        params=declared("papers.adam_implicit_bias.data"),
+        stamp=stamp("papers.adam_implicit_bias.data"),
     output:
         data=adam_plan.data_path("{dataset}"),
         summary=adam_plan.data_path("{dataset}", "json"),
@@ -41,8 +40,7 @@ rule adam_implicit_bias_data:
 rule adam_implicit_bias_train:  # one job per (data set, group); its algorithms come from the plan
     input:
         data=adam_plan.data_path("{dataset}"),
-        code=code("adam_implicit_bias", "train"),
-        params=declared("papers.adam_implicit_bias.train"),
+        stamp=stamp("papers.adam_implicit_bias.train"),
     output:
         adam_plan.train_path("{dataset}", "{group}"),
     wildcard_constraints:
@@ -63,8 +61,7 @@ rule adam_implicit_bias_evaluate:
     input:
         runs=adam_plan.train_paths(ADAM),
         claims="workflow/papers/adam_implicit_bias/claims.yaml",
-        code=code("adam_implicit_bias", "evaluate"),
-        params=declared("papers.adam_implicit_bias.evaluate"),  # the plan: which runs exist
+        stamp=stamp("papers.adam_implicit_bias.evaluate"),  # the plan: which runs exist
     output:
         curves=adam_plan.out_path("curves.csv"),
         table=adam_plan.out_path("table.csv"),
@@ -85,8 +82,7 @@ rule adam_implicit_bias_plot:
     input:
         curves=adam_plan.out_path("curves.csv"),
         table=adam_plan.out_path("table.csv"),
-        code=code("adam_implicit_bias", "plot"),
-        params=declared("papers.adam_implicit_bias.plot"),
+        stamp=stamp("papers.adam_implicit_bias.plot"),
     output:
         ADAM_FIGURES,
     log:

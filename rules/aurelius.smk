@@ -25,8 +25,7 @@ rule aurelius:
 rule aurelius_events:
     input:
         sounds="data/raw/freedesktop_sounds.zip",
-        code=code("aurelius", "events"),
-        params=declared("papers.aurelius.events"),
+        stamp=stamp("papers.aurelius.events"),
     output:
         events=aurelius_plan.events_path(),
         real=aurelius_plan.real_path(),
@@ -45,8 +44,7 @@ rule aurelius_pairs:
     input:
         events=aurelius_plan.events_path(),
         real=aurelius_plan.real_path(),
-        code=code("aurelius", "pairs"),
-        params=declared("papers.aurelius.pairs"),
+        stamp=stamp("papers.aurelius.pairs"),
     output:
         pairs=aurelius_plan.pairs_path(),
         mels=aurelius_plan.mels_path(),
@@ -68,8 +66,7 @@ rule aurelius_train_evaluator:
         real=aurelius_plan.real_path(),
         pairs=aurelius_plan.pairs_path(),
         mels=aurelius_plan.mels_path(),
-        code=code("aurelius", "train_evaluator"),
-        params=declared("papers.aurelius.train_evaluator"),
+        stamp=stamp("papers.aurelius.train_evaluator"),
     output:
         model=aurelius_plan.evaluator_path(),
         reference=aurelius_plan.reference_path(),
@@ -90,8 +87,7 @@ rule aurelius_zero_shot:
     input:
         pairs=aurelius_plan.pairs_path(),
         mels=aurelius_plan.mels_path(),
-        code=code("aurelius", "train"),
-        params=declared("papers.aurelius.train"),
+        stamp=stamp("papers.aurelius.train"),
     output:
         run=aurelius_plan.run_path("{aurelius_zs}", "{seed}"),
         model=aurelius_plan.model_path("{aurelius_zs}", "{seed}"),
@@ -115,8 +111,7 @@ rule aurelius_train:
         pairs=aurelius_plan.pairs_path(),
         mels=aurelius_plan.mels_path(),
         base=lambda wildcards: aurelius_plan.base_model(wildcards.aurelius_run, wildcards.seed),
-        code=code("aurelius", "train"),
-        params=declared("papers.aurelius.train"),
+        stamp=stamp("papers.aurelius.train"),
     output:
         aurelius_plan.run_path("{aurelius_run}", "{seed}"),
     wildcard_constraints:
@@ -142,8 +137,7 @@ rule aurelius_evaluate:
         pairs=aurelius_plan.pairs_path(),
         mels=aurelius_plan.mels_path(),
         claims="workflow/papers/aurelius/claims.yaml",
-        code=code("aurelius", "evaluate"),
-        params=declared("papers.aurelius.evaluate"),  # the plan: which runs exist
+        stamp=stamp("papers.aurelius.evaluate"),  # the plan: which runs exist
     output:
         table=aurelius_plan.out_path("scores.csv"),
         claims=aurelius_plan.out_path("claims.json"),
@@ -166,8 +160,7 @@ rule aurelius_plot:
         runs=aurelius_plan.run_paths(AURELIUS["plan"]),
         pairs=aurelius_plan.pairs_path(),
         mels=aurelius_plan.mels_path(),
-        code=code("aurelius", "plot"),
-        params=declared("papers.aurelius.plot"),
+        stamp=stamp("papers.aurelius.plot"),
     output:
         figures=AURELIUS_FIGURES,
         sounds=AURELIUS_SOUNDS,

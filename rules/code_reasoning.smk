@@ -19,8 +19,7 @@ rule code_reasoning:
 
 rule code_reasoning_data:
     input:
-        code=code("code_reasoning", "data"),
-        params=declared("papers.code_reasoning.data"),
+        stamp=stamp("papers.code_reasoning.data"),
     output:
         code_reasoning_plan.sets_path(),
     log:
@@ -39,8 +38,7 @@ rule code_reasoning_base:
         sets=code_reasoning_plan.sets_path(),
         rdb="data/raw/austen_rdb.rdb",
         rdx="data/raw/austen_rdx.rdx",
-        code=code("code_reasoning", "base"),
-        params=declared("papers.code_reasoning.base"),
+        stamp=stamp("papers.code_reasoning.base"),
     output:
         code_reasoning_plan.base_path("{seed}"),
     log:
@@ -59,8 +57,7 @@ rule code_reasoning_sft:
     input:
         sets=code_reasoning_plan.sets_path(),
         base=code_reasoning_plan.base_path("{seed}"),
-        code=code("code_reasoning", "sft"),
-        params=declared("papers.code_reasoning.sft"),
+        stamp=stamp("papers.code_reasoning.sft"),
     output:
         code_reasoning_plan.scores_path("{variant}", "{seed}"),
     wildcard_constraints:
@@ -82,8 +79,7 @@ rule code_reasoning_evaluate:
         sets=code_reasoning_plan.sets_path(),
         scores=code_reasoning_plan.all_scores(CODE_REASONING["plan"]),
         claims="workflow/papers/code_reasoning/claims.yaml",
-        code=code("code_reasoning", "evaluate"),
-        params=declared("papers.code_reasoning.evaluate"),  # the plan: which scores exist
+        stamp=stamp("papers.code_reasoning.evaluate"),  # the plan: which scores exist
     output:
         table=code_reasoning_plan.out_path("table_accuracy.csv"),
         claims=code_reasoning_plan.out_path("claims.json"),
@@ -101,8 +97,7 @@ rule code_reasoning_evaluate:
 rule code_reasoning_plot:
     input:
         table=code_reasoning_plan.out_path("table_accuracy.csv"),
-        code=code("code_reasoning", "plot"),
-        params=declared("papers.code_reasoning.plot"),
+        stamp=stamp("papers.code_reasoning.plot"),
     output:
         CODE_REASONING_FIGURES,
     log:

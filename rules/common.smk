@@ -1,11 +1,12 @@
 # Helpers every paper's .smk file uses (it defines no rules of its own). Each rule's parts, always in this order:
-#   input (data, then code=code(...), params=declared(<step module>)), output, log: **logs(...), benchmark, threads,
+#   input (data, then stamp=stamp(<step module>)), output, log: **logs(...), benchmark, threads,
 #   resources: **measured(<its name>), shell: step(...)
 # A paper's target, evaluate and plot rules are `localrules:` (seconds each, reading many files: on a cluster they
 # run where snakemake runs instead of waiting in the queue).
 # Code and values reach Snakemake as stamp files (workflow/core/stamps.py), never as `params:`. The software
 # environment and the name in a command's `--rule` are filled in once for all rules (end of the Snakefile).
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -22,39 +23,31 @@ wildcard_constraints:
     seed="[0-9]+",
 
 
+def stamp(module, derived=None):
+    """input: everything a job of the step module depends on that is not a file, as one stamp
+    (workflow/core/stamps.py): its code, the module and every module under workflow/ that it imports, directly or
+    not (read from the source by workflow/core/imports.py, never a hand-kept list), with their hashes; and the
+    values of the params.yaml sections it declares it reads (its READS, read from its source by
+    workflow/core/declared.py: the step is the one place that says it, and it checks it was given exactly these).
+    Editing a module or a value re-runs exactly the jobs that run or read it (a mere `touch` re-runs nothing).
+
+    derived: a value the job's step computes itself from its PLAN_READS sections (a function of the wildcards,
+    e.g. the methods one cell runs), stamped in their place: a change elsewhere in them does not re-run the job.
+    Shared steps name no paper: stamp("core.fetch")."""
+    sections = declared_mod.declaration(module)["READS"]
+    varying = sorted({name for s in sections for name in re.findall(r"{(\w+)}", s)})
+    if not varying and derived is None:
+        return job_stamp(module, sections)
+    if derived is None:  # one stamp per value of the wildcards the sections name (a data set), not one per job
+        return lambda w: job_stamp(module, tuple(s.format(**w) for s in sections),
+                                   "_".join(getattr(w, name) for name in varying))
+    return lambda w: stamps.job(PARAMS, f"workflow.{module}", [s.format(**w) for s in sections], "_".join(map(str, w)),
+                                derived(w))
+
+
 @lru_cache(maxsize=None)
-def params_stamp(name):
-    return stamps.params(PARAMS, name)
-
-
-def reads(*sections):
-    """The params.yaml sections a job reads ('{wildcard}' allowed), as stamps of their values.
-
-    A change re-runs exactly these jobs; the step gets the section names (--params) and reads the same values
-    itself; the dvc.yaml generator lists their keys. Sections without wildcards are stamped once, here.
-    """
-    if not any("{" in s for s in sections):
-        return [params_stamp(s) for s in sections]
-    return lambda wildcards: [params_stamp(s.format(**wildcards)) for s in sections]
-
-
-def declared(module):
-    """input: the params sections the step module declares it reads (its READS, read from its source by
-    workflow/core/declared.py: the step is the one place that says it; the step checks it was given exactly these)."""
-    return reads(*declared_mod.declaration(module)["READS"])
-
-
-def derived(module, name, value):
-    """input: a value one job derives from the step module's PLAN_READS sections (a function of its wildcards), as a
-    stamp, for a value the step computes itself from those sections: a change elsewhere in them does not re-run the
-    job."""
-    sections = list(declared_mod.declaration(module)["PLAN_READS"])
-
-    def stamp(wildcards):
-        key = "_".join(map(str, wildcards))
-        return stamps.derived(name, key, value(wildcards), sections)
-
-    return stamp
+def job_stamp(module, sections, key=""):
+    return stamps.job(PARAMS, f"workflow.{module}", list(sections), key)
 
 
 def check_plan(plan, section):
@@ -84,19 +77,11 @@ def bench(paper, step, job="all"):
     return f"results/{paper}/bench/{step}/{job}.tsv"
 
 
-def code(paper, step):
-    """input: the code a job runs, as one stamp: its step module and every module under workflow/ that it
-    imports, directly or not (read from the source by workflow/core/imports.py, never a hand-kept list), with
-    their hashes, so that editing any of them re-runs exactly the jobs whose steps import it (and a mere `touch`
-    re-runs nothing). Shared steps name no paper: code(None, "core.fetch")."""
-    return stamps.code(f"workflow.papers.{paper}.{step}" if paper else f"workflow.{step}")
-
-
 def step(module, args=""):
     """The one shape of every job's command: the step program, its own arguments, the common ones. workflow/run.py
     runs it: output to the log, its `warning:` lines (or a failed job's last lines) repeated on the console."""
     return (
-        f"bin/python -m workflow.run {module} {args} --profile {PROFILE} --params {{input.params}} "
+        f"bin/python -m workflow.run {module} {args} --profile {PROFILE} --params {{input.stamp}} "
         "--rule {rule} "  # the rule's own name, written in by housekeeping.declare_software
         "--wildcards '{wildcards}' --log {log.out:q} --record {log.run:q}"
     )

@@ -21,8 +21,7 @@ rule cosa:
 rule cosa_prepare:
     input:
         raw=lambda wildcards: cosa_plan.raw_files(COSA_DATASETS, wildcards.dataset),
-        code=code("cosa", "prepare"),
-        params=declared("papers.cosa.prepare"),
+        stamp=stamp("papers.cosa.prepare"),
     output:
         cosa_plan.data_path("{dataset}", "{seed}"),
     log:
@@ -39,8 +38,7 @@ rule cosa_prepare:
 rule cosa_train_base:
     input:
         data=cosa_plan.data_path("{dataset}", "{seed}"),
-        code=code("cosa", "train_base"),
-        params=declared("papers.cosa.train_base"),
+        stamp=stamp("papers.cosa.train_base"),
     output:
         model=cosa_plan.base_path("{dataset}", "{base}", "{H}", "{seed}"),
         summary=cosa_plan.base_path("{dataset}", "{base}", "{H}", "{seed}", "json"),
@@ -63,8 +61,7 @@ rule cosa_tta:
     input:
         data=cosa_plan.data_path("{dataset}", "{seed}"),
         base=cosa_plan.base_path("{dataset}", "{base}", "{H}", "{seed}"),
-        code=code("cosa", "tta"),
-        params=declared("papers.cosa.tta"),
+        stamp=stamp("papers.cosa.tta"),
     output:
         summary=cosa_plan.tta_path("{dataset}", "{base}", "{H}", "{seed}"),
         traces=cosa_plan.tta_path("{dataset}", "{base}", "{H}", "{seed}", "npz"),
@@ -88,8 +85,7 @@ rule cosa_evaluate:
         cells=cosa_plan.tta_paths(COSA_DATASETS),
         traces=cosa_plan.trace_path(COSA_DATASETS),  # the cell Figs. B/C follow
         claims="workflow/papers/cosa/claims.yaml",
-        code=code("cosa", "evaluate"),
-        params=declared("papers.cosa.evaluate"),  # the plan: which cells exist
+        stamp=stamp("papers.cosa.evaluate"),  # the plan: which cells exist
     output:
         table=cosa_plan.out_path("table.csv"),
         stream=cosa_plan.out_path("stream.csv"),
@@ -110,8 +106,7 @@ rule cosa_plot:
     input:
         table=cosa_plan.out_path("table.csv"),
         stream=cosa_plan.out_path("stream.csv"),
-        code=code("cosa", "plot"),
-        params=declared("papers.cosa.plot"),
+        stamp=stamp("papers.cosa.plot"),
     output:
         main_table=cosa_plan.out_path("main_table.csv"),
         figures=COSA_FIGURES,

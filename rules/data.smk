@@ -8,8 +8,7 @@ RAW_SUFFIXES = "|".join(sorted({raw_suffix(entry).lstrip(".") for entry in catal
 rule fetch:
     input:
         catalog="workflow/catalog.yaml",
-        code=code(None, "core.fetch"),
-        params=declared("core.fetch"),
+        stamp=stamp("core.fetch"),
     output:
         "data/raw/{name}.{suffix}",  # .csv unless the catalog entry says otherwise (suffix: .idx)
     wildcard_constraints:

@@ -22,8 +22,7 @@ rule fairness_pareto:
 rule fairness_pareto_train_base:
     input:
         raw=lambda wildcards: fp_plan.raw_files(FP["datasets"][wildcards.dataset]["source"]),
-        code=code("fairness_pareto", "train_base"),
-        params=declared("papers.fairness_pareto.train_base"),
+        stamp=stamp("papers.fairness_pareto.train_base"),
     output:
         features=FP_CELL["features"],
         model=FP_CELL["model"],
@@ -46,8 +45,7 @@ rule fairness_pareto_frontiers:
     input:
         features=FP_CELL["features"],
         base=FP_CELL["base"],
-        code=code("fairness_pareto", "frontiers"),
-        params=declared("papers.fairness_pareto.frontiers"),
+        stamp=stamp("papers.fairness_pareto.frontiers"),
     output:
         frontiers=FP_CELL["frontiers"],
         fairfair=FP_CELL["fairfair"],
@@ -72,8 +70,7 @@ rule fairness_pareto_interventions:  # one job per (data set, seed): every famil
     input:
         features=FP_CELL["features"],
         base=FP_CELL["base"],
-        code=code("fairness_pareto", "interventions"),
-        params=declared("papers.fairness_pareto.interventions"),
+        stamp=stamp("papers.fairness_pareto.interventions"),
     output:
         FP_CELL["points"],
     wildcard_constraints:
@@ -98,8 +95,7 @@ rule fairness_pareto_evaluate:
         points=fp_plan.paths(FP["plan"], "points"),
         controls=fp_plan.paths(FP["plan"], "control"),
         claims="workflow/papers/fairness_pareto/claims.yaml",
-        code=code("fairness_pareto", "evaluate"),
-        params=declared("papers.fairness_pareto.evaluate"),  # the plan: which cells exist (the step finds their files through it)
+        stamp=stamp("papers.fairness_pareto.evaluate"),  # the plan: which cells exist (the step finds their files through it)
     output:
         frontiers=fp_plan.out_path("frontiers.csv"),
         fairfair=fp_plan.out_path("fairfair.csv"),
@@ -125,8 +121,7 @@ rule fairness_pareto_plot:
         fairfair=fp_plan.out_path("fairfair.csv"),
         points=fp_plan.out_path("points.csv"),
         cells=fp_plan.out_path("cells.csv"),
-        code=code("fairness_pareto", "plot"),
-        params=declared("papers.fairness_pareto.plot"),
+        stamp=stamp("papers.fairness_pareto.plot"),
     output:
         table=fp_plan.out_path("table_eod_optimal.csv"),
         figures=FP_FIGURES,

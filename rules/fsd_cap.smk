@@ -21,8 +21,7 @@ rule fsd_cap:
 rule fsd_cap_data:
     input:
         raw=lambda wildcards: fsd_plan.raw_files(FSD["datasets"], wildcards.dataset),
-        code=code("fsd_cap", "data"),
-        params=declared("papers.fsd_cap.data"),
+        stamp=stamp("papers.fsd_cap.data"),
     output:
         fsd_plan.data_path("{dataset}"),
     log:
@@ -39,8 +38,7 @@ rule fsd_cap_data:
 rule fsd_cap_run:
     input:
         data=fsd_plan.data_path("{dataset}"),
-        code=code("fsd_cap", "run"),
-        params=declared("papers.fsd_cap.run"),
+        stamp=stamp("papers.fsd_cap.run"),
     output:
         fsd_plan.run_path("{dataset}", "{seed}"),
     log:
@@ -59,8 +57,7 @@ rule fsd_cap_evaluate:
     input:
         runs=fsd_plan.run_paths(FSD["plan"]),
         claims="workflow/papers/fsd_cap/claims.yaml",
-        code=code("fsd_cap", "evaluate"),
-        params=declared("papers.fsd_cap.evaluate"),  # the plan: which runs exist
+        stamp=stamp("papers.fsd_cap.evaluate"),  # the plan: which runs exist
     output:
         table=fsd_plan.out_path("metrics.csv"),
         main=fsd_plan.out_path("main_table.csv"),
@@ -80,8 +77,7 @@ rule fsd_cap_evaluate:
 rule fsd_cap_plot:
     input:
         table=fsd_plan.out_path("metrics.csv"),
-        code=code("fsd_cap", "plot"),
-        params=declared("papers.fsd_cap.plot"),
+        stamp=stamp("papers.fsd_cap.plot"),
     output:
         FSD_FIGURES,
     log:

@@ -19,8 +19,7 @@ rule hex:
 
 rule hex_data:
     input:
-        code=code("hex", "data"),
-        params=declared("papers.hex.data"),
+        stamp=stamp("papers.hex.data"),
     output:
         hex_plan.problems_path(),
     log:
@@ -37,8 +36,7 @@ rule hex_data:
 rule hex_train:
     input:
         problems=hex_plan.problems_path(),
-        code=code("hex", "train"),
-        params=declared("papers.hex.train"),
+        stamp=stamp("papers.hex.train"),
     output:
         hex_plan.model_path("{seed}"),
     log:
@@ -56,8 +54,7 @@ rule hex_decode:
     input:
         problems=hex_plan.problems_path(),
         model=hex_plan.model_path("{seed}"),
-        code=code("hex", "decode"),
-        params=declared("papers.hex.decode"),
+        stamp=stamp("papers.hex.decode"),
     output:
         decodes=hex_plan.decodes_path("{seed}"),
         eos=hex_plan.eos_path("{seed}"),
@@ -77,8 +74,7 @@ rule hex_evaluate:
     input:
         decodes=hex_plan.decodes_paths(HEX["plan"]),
         claims="workflow/papers/hex/claims.yaml",
-        code=code("hex", "evaluate"),
-        params=declared("papers.hex.evaluate"),  # the plan: which decodes exist
+        stamp=stamp("papers.hex.evaluate"),  # the plan: which decodes exist
     output:
         main=hex_plan.out_path("main_table.csv"),
         table=hex_plan.out_path("decoders.csv"),
@@ -102,8 +98,7 @@ rule hex_plot:
         table=hex_plan.out_path("decoders.csv"),
         scaling=hex_plan.out_path("scaling.csv"),
         eos=hex_plan.eos_paths(HEX["plan"]),
-        code=code("hex", "plot"),
-        params=declared("papers.hex.plot"),
+        stamp=stamp("papers.hex.plot"),
     output:
         HEX_FIGURES,
     log:

@@ -20,8 +20,7 @@ rule hypergraph_sparsify:
 
 rule hypergraph_sparsify_sparsify_eval:
     input:
-        code=code("hypergraph_sparsify", "sparsify_eval"),
-        params=declared("papers.hypergraph_sparsify.sparsify_eval"),
+        stamp=stamp("papers.hypergraph_sparsify.sparsify_eval"),
     output:
         table=hsp_plan.out_path("sparsify/{family}_s{seed}.csv"),
         space=hsp_plan.out_path("sparsify/{family}_s{seed}_space.csv"),
@@ -41,8 +40,7 @@ rule hypergraph_sparsify_sparsify_eval:
 
 rule hypergraph_sparsify_sliding:
     input:
-        code=code("hypergraph_sparsify", "sliding"),
-        params=declared("papers.hypergraph_sparsify.sliding"),
+        stamp=stamp("papers.hypergraph_sparsify.sliding"),
     output:
         queries=hsp_plan.out_path("sliding/{family}_s{seed}.csv"),
         memory=hsp_plan.out_path("sliding/{family}_s{seed}_memory.csv"),
@@ -67,8 +65,7 @@ rule hypergraph_sparsify_evaluate:
         sliding=hsp_plan.sliding_queries(HSP),
         memory=hsp_plan.sliding_memory(HSP),
         claims="workflow/papers/hypergraph_sparsify/claims.yaml",
-        code=code("hypergraph_sparsify", "evaluate"),
-        params=declared("papers.hypergraph_sparsify.evaluate"),  # the plan (which jobs exist) and the sweep's m_small, m_large
+        stamp=stamp("papers.hypergraph_sparsify.evaluate"),  # the plan (which jobs exist) and the sweep's m_small, m_large
     output:
         table=hsp_plan.out_path("table.csv"),
         space=hsp_plan.out_path("space.csv"),
@@ -94,8 +91,7 @@ rule hypergraph_sparsify_plot:
         space=hsp_plan.out_path("space.csv"),
         sliding=hsp_plan.out_path("sliding.csv"),
         trace=hsp_plan.out_path("sliding_memory.csv"),
-        code=code("hypergraph_sparsify", "plot"),
-        params=declared("papers.hypergraph_sparsify.plot"),
+        stamp=stamp("papers.hypergraph_sparsify.plot"),
     output:
         main_table=hsp_plan.out_path("main_table.csv"),
         figures=HSP_FIGURES,

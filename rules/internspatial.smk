@@ -21,8 +21,7 @@ rule internspatial:
 
 rule internspatial_data:
     input:
-        code=code("internspatial", "data"),
-        params=declared("papers.internspatial.data"),
+        stamp=stamp("papers.internspatial.data"),
     output:
         images=internspatial_plan.images_path(),
         qa=internspatial_plan.qa_path(),
@@ -41,8 +40,7 @@ rule internspatial_encoder:
     input:
         images=internspatial_plan.images_path(),
         qa=internspatial_plan.qa_path(),
-        code=code("internspatial", "encoder"),
-        params=declared("papers.internspatial.encoder"),
+        stamp=stamp("papers.internspatial.encoder"),
     output:
         internspatial_plan.encoder_path("{seed}"),
     log:
@@ -62,8 +60,7 @@ rule internspatial_train:
         images=internspatial_plan.images_path(),
         qa=internspatial_plan.qa_path(),
         encoder=internspatial_plan.encoder_path("{seed}"),
-        code=code("internspatial", "train"),
-        params=declared("papers.internspatial.train"),
+        stamp=stamp("papers.internspatial.train"),
     output:
         internspatial_plan.run_path("{internspatial_regime}", "{seed}"),
     wildcard_constraints:
@@ -87,8 +84,7 @@ rule internspatial_evaluate:
         runs=internspatial_plan.run_paths(INTERNSPATIAL["plan"]),
         qa=internspatial_plan.qa_path(),
         claims="workflow/papers/internspatial/claims.yaml",
-        code=code("internspatial", "evaluate"),
-        params=declared("papers.internspatial.evaluate"),  # the plan: which runs exist
+        stamp=stamp("papers.internspatial.evaluate"),  # the plan: which runs exist
     output:
         table=internspatial_plan.out_path("scores.csv"),
         claims=internspatial_plan.out_path("claims.json"),
@@ -108,8 +104,7 @@ rule internspatial_plot:
         runs=internspatial_plan.run_paths(INTERNSPATIAL["plan"]),
         images=internspatial_plan.images_path(),
         qa=internspatial_plan.qa_path(),
-        code=code("internspatial", "plot"),
-        params=declared("papers.internspatial.plot"),
+        stamp=stamp("papers.internspatial.plot"),
     output:
         INTERNSPATIAL_FIGURES,
     log:

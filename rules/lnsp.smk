@@ -20,8 +20,7 @@ rule lnsp:
 
 rule lnsp_exact:
     input:
-        code=code("lnsp", "exact"),
-        params=declared("papers.lnsp.exact"),
+        stamp=stamp("papers.lnsp.exact"),
     output:
         lnsp_plan.out_path("exact/s{seed}.csv"),
     log:
@@ -37,8 +36,7 @@ rule lnsp_exact:
 
 rule lnsp_train_teacher:
     input:
-        code=code("lnsp", "train_teacher"),
-        params=declared("papers.lnsp.train_teacher"),
+        stamp=stamp("papers.lnsp.train_teacher"),
     output:
         **lnsp_plan.teacher_files("{variant}", "{seed}", "{lang}"),
     wildcard_constraints:
@@ -59,8 +57,7 @@ rule lnsp_train_teacher:
 rule lnsp_extract:  # one job per seed: every teacher of it (both variants) in turn, a few seconds each
     input:
         teachers=lambda wildcards: lnsp_plan.extract_inputs(LNSP, wildcards.seed),
-        code=code("lnsp", "extract"),
-        params=declared("papers.lnsp.extract"),  # + the plan
+        stamp=stamp("papers.lnsp.extract"),  # + the plan
     output:
         lnsp_plan.extract_path("{seed}"),
     log:
@@ -79,8 +76,7 @@ rule lnsp_evaluate:
         exact=lnsp_plan.exact_paths(LNSP),
         extract=lnsp_plan.extract_paths(LNSP),
         claims="workflow/papers/lnsp/claims.yaml",
-        code=code("lnsp", "evaluate"),
-        params=declared("papers.lnsp.evaluate"),  # the plan: which runs exist (the step finds their files through it)
+        stamp=stamp("papers.lnsp.evaluate"),  # the plan: which runs exist (the step finds their files through it)
     output:
         table=lnsp_plan.out_path("table_main.csv"),
         exact=lnsp_plan.out_path("exact_runs.csv"),
@@ -104,8 +100,7 @@ rule lnsp_plot:
     input:
         table=lnsp_plan.out_path("table_main.csv"),
         exact=lnsp_plan.out_path("exact_runs.csv"),
-        code=code("lnsp", "plot"),
-        params=declared("papers.lnsp.plot"),
+        stamp=stamp("papers.lnsp.plot"),
     output:
         LNSP_FIGURES,
     log:

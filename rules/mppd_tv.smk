@@ -21,8 +21,7 @@ rule mppd_tv:
 rule mppd_tv_data:
     input:
         raw=mppd_tv_plan.raw_files(MPPD_TV["data"]),
-        code=code("mppd_tv", "data"),
-        params=declared("papers.mppd_tv.data"),
+        stamp=stamp("papers.mppd_tv.data"),
     output:
         mppd_tv_plan.out_path("data/images.npz"),
     log:
@@ -38,8 +37,7 @@ rule mppd_tv_data:
 
 rule mppd_tv_toy:
     input:
-        code=code("mppd_tv", "toy"),
-        params=declared("papers.mppd_tv.toy"),
+        stamp=stamp("papers.mppd_tv.toy"),
     output:
         mppd_tv_plan.out_path("toy.json"),
     log:
@@ -56,8 +54,7 @@ rule mppd_tv_toy:
 rule mppd_tv_train:
     input:
         data=mppd_tv_plan.out_path("data/images.npz"),
-        code=code("mppd_tv", "train"),
-        params=declared("papers.mppd_tv.train"),
+        stamp=stamp("papers.mppd_tv.train"),
     output:
         mppd_tv_plan.out_path("runs/{mppd_mode}/{mppd_reg}_s{seed}.json"),
     wildcard_constraints:
@@ -81,8 +78,7 @@ rule mppd_tv_evaluate:
         runs=mppd_tv_plan.run_paths(MPPD_TV["plan"]),
         toy=mppd_tv_plan.out_path("toy.json"),
         claims="workflow/papers/mppd_tv/claims.yaml",
-        code=code("mppd_tv", "evaluate"),
-        params=declared("papers.mppd_tv.evaluate"),  # the plan: which runs exist
+        stamp=stamp("papers.mppd_tv.evaluate"),  # the plan: which runs exist
     output:
         table=mppd_tv_plan.out_path("runs.csv"),
         claims=mppd_tv_plan.out_path("claims.json"),
@@ -101,8 +97,7 @@ rule mppd_tv_plot:
     input:
         table=mppd_tv_plan.out_path("runs.csv"),
         toy=mppd_tv_plan.out_path("toy.json"),
-        code=code("mppd_tv", "plot"),
-        params=declared("papers.mppd_tv.plot"),
+        stamp=stamp("papers.mppd_tv.plot"),
     output:
         MPPD_TV_FIGURES,
     log:

@@ -19,8 +19,7 @@ rule neuromanifolds:
 
 rule neuromanifolds_ranks:
     input:
-        code=code("neuromanifolds", "ranks"),
-        params=declared("papers.neuromanifolds.ranks"),
+        stamp=stamp("papers.neuromanifolds.ranks"),
     output:
         dimensions=nm_plan.out_path("ranks/dimensions.csv"),
         singular=nm_plan.out_path("ranks/singular.csv"),
@@ -39,8 +38,7 @@ rule neuromanifolds_ranks:
 
 rule neuromanifolds_fibers:  # E3 for generic sigma (C1f, C3f) and for x^r (their control), one job
     input:
-        code=code("neuromanifolds", "fibers"),
-        params=declared("papers.neuromanifolds.fibers"),
+        stamp=stamp("papers.neuromanifolds.fibers"),
     output:
         generic=nm_plan.out_path("fibers/generic.csv"),
         monomial=nm_plan.out_path("fibers/monomial.csv"),
@@ -57,8 +55,7 @@ rule neuromanifolds_fibers:  # E3 for generic sigma (C1f, C3f) and for x^r (thei
 
 rule neuromanifolds_critical:  # E5 for the MLP and the CNN (each the other's control), one job
     input:
-        code=code("neuromanifolds", "critical"),
-        params=declared("papers.neuromanifolds.critical"),
+        stamp=stamp("papers.neuromanifolds.critical"),
     output:
         mlp=nm_plan.out_path("critical/mlp.csv"),
         cnn=nm_plan.out_path("critical/cnn.csv"),
@@ -75,8 +72,7 @@ rule neuromanifolds_critical:  # E5 for the MLP and the CNN (each the other's co
 
 rule neuromanifolds_sparsity:
     input:
-        code=code("neuromanifolds", "sparsity"),
-        params=declared("papers.neuromanifolds.sparsity"),
+        stamp=stamp("papers.neuromanifolds.sparsity"),
     output:
         nm_plan.out_path("sparsity/sparsity.csv"),
     log:
@@ -100,8 +96,7 @@ rule neuromanifolds_evaluate:
         critical=[nm_plan.out_path("critical/mlp.csv"), nm_plan.out_path("critical/cnn.csv")],
         sparsity=nm_plan.out_path("sparsity/sparsity.csv"),
         claims="workflow/papers/neuromanifolds/claims.yaml",
-        code=code("neuromanifolds", "evaluate"),
-        params=declared("papers.neuromanifolds.evaluate"),
+        stamp=stamp("papers.neuromanifolds.evaluate"),
     output:
         table=nm_plan.out_path("table_a.csv"),
         spectra=nm_plan.out_path("spectra.csv"),
@@ -126,8 +121,7 @@ rule neuromanifolds_plot:
         table=nm_plan.out_path("table_a.csv"),
         spectra=nm_plan.out_path("spectra.csv"),
         gradients=nm_plan.out_path("gradients.csv"),
-        code=code("neuromanifolds", "plot"),
-        params=declared("papers.neuromanifolds.plot"),
+        stamp=stamp("papers.neuromanifolds.plot"),
     output:
         NM_FIGURES,
     log:

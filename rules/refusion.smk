@@ -19,8 +19,7 @@ rule refusion:
 
 rule refusion_data:
     input:
-        code=code("refusion", "data"),
-        params=declared("papers.refusion.data"),
+        stamp=stamp("papers.refusion.data"),
     output:
         refusion_plan.problems_path(),
     log:
@@ -37,8 +36,7 @@ rule refusion_data:
 rule refusion_train:
     input:
         problems=refusion_plan.problems_path(),
-        code=code("refusion", "train"),
-        params=declared("papers.refusion.train"),
+        stamp=stamp("papers.refusion.train"),
     output:
         refusion_plan.model_path("{model}", "{seed}"),
     wildcard_constraints:
@@ -59,8 +57,7 @@ rule refusion_decode:
     input:
         problems=refusion_plan.problems_path(),
         models=[refusion_plan.model_path(kind, "{seed}") for kind in refusion_plan.MODELS],  # found by plan.model_path
-        code=code("refusion", "decode"),
-        params=declared("papers.refusion.decode"),
+        stamp=stamp("papers.refusion.decode"),
     output:
         decodes=refusion_plan.decodes_path("{seed}"),
         speed=refusion_plan.speed_path("{seed}"),
@@ -81,8 +78,7 @@ rule refusion_evaluate:
         decodes=refusion_plan.decodes_paths(REFUSION["plan"]),
         speed=refusion_plan.speed_paths(REFUSION["plan"]),
         claims="workflow/papers/refusion/claims.yaml",
-        code=code("refusion", "evaluate"),
-        params=declared("papers.refusion.evaluate"),  # the plan: which decodes exist
+        stamp=stamp("papers.refusion.evaluate"),  # the plan: which decodes exist
     output:
         table=refusion_plan.out_path("decoders.csv"),
         claims=refusion_plan.out_path("claims.json"),
@@ -100,8 +96,7 @@ rule refusion_evaluate:
 rule refusion_plot:
     input:
         table=refusion_plan.out_path("decoders.csv"),
-        code=code("refusion", "plot"),
-        params=declared("papers.refusion.plot"),
+        stamp=stamp("papers.refusion.plot"),
     output:
         REFUSION_FIGURES,
     log:

@@ -10,8 +10,7 @@ rule report:
         figures=[f for paper in PAPERS for f in FIGURES[paper]],
         cards=expand("workflow/papers/{paper}/PAPER.md", paper=PAPERS),
         template="workflow/report/template.html",
-        code=code(None, "report.build"),
-        params=declared("report.build"),
+        stamp=stamp("report.build"),
     output:
         html="results/report/index.html",
         csv="results/report/claims.csv",

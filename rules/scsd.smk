@@ -21,8 +21,7 @@ rule scsd:
 rule scsd_prepare:
     input:
         raw=lambda wildcards: scsd_plan.raw_files(SCSD["datasets"], wildcards.dataset),
-        code=code("scsd", "prepare"),
-        params=declared("papers.scsd.prepare"),
+        stamp=stamp("papers.scsd.prepare"),
     output:
         scsd_plan.data_path("{dataset}"),
     log:
@@ -40,11 +39,9 @@ rule scsd_prepare:
 rule scsd_train:
     input:
         data=scsd_plan.data_path("{dataset}"),
-        code=code("scsd", "train"),
-        params=declared("papers.scsd.train"),
-        methods=derived("papers.scsd.train", "scsd.cell_methods",  # the methods of this cell: the step finds them itself
-                        lambda wildcards: scsd_plan.cell_methods(SCSD["plan"], SCSD["datasets"], wildcards.dataset,
-                                                                 float(wildcards.rv), int(wildcards.seed))),
+        stamp=stamp("papers.scsd.train",  # with the methods of this cell (the step finds them itself)
+                    derived=lambda w: scsd_plan.cell_methods(SCSD["plan"], SCSD["datasets"], w.dataset, float(w.rv),
+                                                             int(w.seed))),
     output:
         scsd_plan.cell_path("{dataset}", "{rv}", "{seed}"),
     wildcard_constraints:
@@ -66,8 +63,7 @@ rule scsd_evaluate:
     input:
         runs=scsd_plan.cell_paths(SCSD["plan"], SCSD["datasets"]),
         claims="workflow/papers/scsd/claims.yaml",
-        code=code("scsd", "evaluate"),
-        params=declared("papers.scsd.evaluate"),  # the plan: which cells exist
+        stamp=stamp("papers.scsd.evaluate"),  # the plan: which cells exist
     output:
         table=scsd_plan.out_path("metrics.csv"),
         weights=scsd_plan.out_path("view_weights.csv"),
@@ -89,8 +85,7 @@ rule scsd_plot:
         table=scsd_plan.out_path("metrics.csv"),
         weights=scsd_plan.out_path("view_weights.csv"),
         graphs=scsd_plan.graphs_cell(SCSD["plan"], SCSD["datasets"]),
-        code=code("scsd", "plot"),
-        params=declared("papers.scsd.plot"),
+        stamp=stamp("papers.scsd.plot"),
     output:
         main_table=scsd_plan.out_path("main_table.csv"),
         figures=SCSD_FIGURES,

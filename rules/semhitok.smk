@@ -22,8 +22,7 @@ rule semhitok:
 rule semhitok_data:
     input:
         raw=lambda wildcards: semhitok_plan.raw_files(wildcards.semhitok_set),
-        code=code("semhitok", "data"),
-        params=declared("papers.semhitok.data"),
+        stamp=stamp("papers.semhitok.data"),
     output:
         semhitok_plan.data_path("{semhitok_set}"),
     wildcard_constraints:
@@ -42,8 +41,7 @@ rule semhitok_data:
 rule semhitok_train_nets:
     input:
         data=semhitok_plan.data_path("{semhitok_set}"),
-        code=code("semhitok", "train_nets"),
-        params=declared("papers.semhitok.train_nets"),
+        stamp=stamp("papers.semhitok.train_nets"),
     output:
         nets=semhitok_plan.nets_path("{semhitok_set}", "{seed}"),
         summary=semhitok_plan.nets_summary("{semhitok_set}", "{seed}"),
@@ -65,8 +63,7 @@ rule semhitok_tokenizer:
     input:
         data=semhitok_plan.data_path("{semhitok_set}"),
         nets=semhitok_plan.nets_path("{semhitok_set}", "{seed}"),
-        code=code("semhitok", "tokenizer"),
-        params=declared("papers.semhitok.tokenizer"),
+        stamp=stamp("papers.semhitok.tokenizer"),
     output:
         run=semhitok_plan.run_path("{semhitok_set}", "{seed}", "{semhitok_variant}"),
         samples=semhitok_plan.samples_path("{semhitok_set}", "{seed}", "{semhitok_variant}"),
@@ -90,8 +87,7 @@ rule semhitok_evaluate:
         runs=semhitok_plan.run_paths(SEMHITOK["plan"]),
         nets=semhitok_plan.summaries(SEMHITOK["plan"]),
         claims="workflow/papers/semhitok/claims.yaml",
-        code=code("semhitok", "evaluate"),
-        params=declared("papers.semhitok.evaluate"),  # the plan: which runs exist
+        stamp=stamp("papers.semhitok.evaluate"),  # the plan: which runs exist
     output:
         table=semhitok_plan.out_path("table.csv"),
         claims=semhitok_plan.out_path("claims.json"),
@@ -111,8 +107,7 @@ rule semhitok_plot:
         runs=semhitok_plan.run_paths(SEMHITOK["plan"]),
         samples=[semhitok_plan.samples_path(*run) for run in semhitok_plan.runs(SEMHITOK["plan"])],
         nets=semhitok_plan.summaries(SEMHITOK["plan"]),
-        code=code("semhitok", "plot"),
-        params=declared("papers.semhitok.plot"),
+        stamp=stamp("papers.semhitok.plot"),
     output:
         SEMHITOK_FIGURES,
     log:

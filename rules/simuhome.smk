@@ -19,8 +19,7 @@ rule simuhome:
 
 rule simuhome_generate:
     input:
-        code=code("simuhome", "generate"),
-        params=declared("papers.simuhome.generate"),
+        stamp=stamp("papers.simuhome.generate"),
     output:
         simuhome_plan.episodes_path("{seed}"),
     log:
@@ -36,8 +35,7 @@ rule simuhome_generate:
 
 rule simuhome_selftest:
     input:
-        code=code("simuhome", "selftest"),
-        params=declared("papers.simuhome.selftest"),
+        stamp=stamp("papers.simuhome.selftest"),
     output:
         result=simuhome_plan.fidelity_path("{seed}"),
         trace=simuhome_plan.trace_path("{seed}"),
@@ -55,8 +53,7 @@ rule simuhome_selftest:
 rule simuhome_play:
     input:
         episodes=simuhome_plan.episodes_path("{seed}"),
-        code=code("simuhome", "play"),
-        params=declared("papers.simuhome.play"),
+        stamp=stamp("papers.simuhome.play"),
     output:
         runs=simuhome_plan.runs_path("{agent}", "{seed}"),
         trajectories=simuhome_plan.trajectories_path("{agent}", "{seed}"),
@@ -79,8 +76,7 @@ rule simuhome_evaluate:
         runs=simuhome_plan.all_runs(SIMUHOME["plan"]),
         fidelity=simuhome_plan.all_fidelity(SIMUHOME["plan"]),
         claims="workflow/papers/simuhome/claims.yaml",
-        code=code("simuhome", "evaluate"),
-        params=declared("papers.simuhome.evaluate"),  # the plan: which runs exist
+        stamp=stamp("papers.simuhome.evaluate"),  # the plan: which runs exist
     output:
         table=simuhome_plan.out_path("table_success.csv"),
         agents=simuhome_plan.out_path("agents.csv"),
@@ -101,8 +97,7 @@ rule simuhome_plot:
         table=simuhome_plan.out_path("table_success.csv"),
         agents=simuhome_plan.out_path("agents.csv"),
         traces=[simuhome_plan.trace_path(s) for s in SIMUHOME["plan"]["seeds"]],  # the step finds them in the plan
-        code=code("simuhome", "plot"),
-        params=declared("papers.simuhome.plot"),
+        stamp=stamp("papers.simuhome.plot"),
     output:
         SIMUHOME_FIGURES,
     log:

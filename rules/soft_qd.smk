@@ -28,8 +28,7 @@ rule soft_qd_tune:
 
 rule soft_qd_centroids:  # every evaluation archive in one job (a handful of m's; ribs is loaded once)
     input:
-        code=code("soft_qd", "centroids"),
-        params=declared("papers.soft_qd.centroids"),
+        stamp=stamp("papers.soft_qd.centroids"),
     output:
         [sqd_plan.archive_path(m) for m in sqd_plan.archive_ms(SQD)],
     log:
@@ -45,10 +44,8 @@ rule soft_qd_centroids:  # every evaluation archive in one job (a handful of m's
 
 rule soft_qd_run:  # every method planned at this benchmark x m x seed, one after the other (each from this seed)
     input:
-        code=code("soft_qd", "run"),
-        params=declared("papers.soft_qd.run"),
-        methods=derived("papers.soft_qd.run", "soft_qd.job_methods",  # the step finds them through the plan
-                        lambda w: sqd_plan.job_methods(SQD, w.sqd_bench, int(w.sqd_m), int(w.seed))),
+        stamp=stamp("papers.soft_qd.run",  # with the methods of this job (the step finds them through the plan)
+                    derived=lambda w: sqd_plan.job_methods(SQD, w.sqd_bench, int(w.sqd_m), int(w.seed))),
     output:
         sqd_plan.job_path("{sqd_bench}", "{sqd_m}", "{seed}"),
     wildcard_constraints:
@@ -69,8 +66,7 @@ rule soft_qd_run:  # every method planned at this benchmark x m x seed, one afte
 rule soft_qd_tune_grid:  # one method's knob grid at one m on the tuning seed (not part of `soft_qd`)
     input:
         centroids=sqd_plan.archive_path("{sqd_m}"),
-        code=code("soft_qd", "tune"),
-        params=declared("papers.soft_qd.tune"),
+        stamp=stamp("papers.soft_qd.tune"),
     output:
         sqd_plan.tuning_path("{sqd_method}", "{sqd_m}"),
     wildcard_constraints:
@@ -90,8 +86,7 @@ rule soft_qd_tune_grid:  # one method's knob grid at one m on the tuning seed (n
 rule soft_qd_tune_winners:
     input:
         grids=sqd_plan.tuning_paths(SQD),
-        code=code("soft_qd", "tune_winners"),
-        params=declared("papers.soft_qd.tune_winners"),  # the grids of the plan, and the values params.yaml uses
+        stamp=stamp("papers.soft_qd.tune_winners"),  # the grids of the plan, and the values params.yaml uses
     output:
         sqd_plan.out_path("tuning/winners.csv"),
     log:
@@ -108,8 +103,7 @@ rule soft_qd_tune_winners:
 rule soft_qd_sweep:  # every seed of the sigma sweep in one job (each run is seconds)
     input:
         centroids=sqd_plan.archive_path(SQD["sweep"]["m"]),
-        code=code("soft_qd", "sweep"),
-        params=declared("papers.soft_qd.sweep"),
+        stamp=stamp("papers.soft_qd.sweep"),
     output:
         sqd_plan.out_path("sweep.csv"),
     log:
@@ -125,8 +119,7 @@ rule soft_qd_sweep:  # every seed of the sigma sweep in one job (each run is sec
 
 rule soft_qd_theory:
     input:
-        code=code("soft_qd", "theory"),
-        params=declared("papers.soft_qd.theory"),
+        stamp=stamp("papers.soft_qd.theory"),
     output:
         trials=sqd_plan.out_path("theory/trials.csv"),
         limit=sqd_plan.out_path("theory/limit.csv"),
@@ -149,8 +142,7 @@ rule soft_qd_evaluate:
         trials=sqd_plan.out_path("theory/trials.csv"),
         limit=sqd_plan.out_path("theory/limit.csv"),
         claims="workflow/papers/soft_qd/claims.yaml",
-        code=code("soft_qd", "evaluate"),
-        params=declared("papers.soft_qd.evaluate"),
+        stamp=stamp("papers.soft_qd.evaluate"),
     output:
         metrics=sqd_plan.out_path("metrics.csv"),
         summary=sqd_plan.out_path("summary.csv"),
@@ -176,8 +168,7 @@ rule soft_qd_plot:
         limit=sqd_plan.out_path("theory/limit.csv"),
         archives=sqd_plan.heatmap_path(SQD),
         centroids=sqd_plan.archive_path(SQD["heatmap"]["m"]),
-        code=code("soft_qd", "plot"),
-        params=declared("papers.soft_qd.plot"),
+        stamp=stamp("papers.soft_qd.plot"),
     output:
         SQD_FIGURES,
     log:

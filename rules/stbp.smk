@@ -20,8 +20,7 @@ rule stbp:
 rule stbp_data:
     input:
         raw=lambda wildcards: stbp_plan.raw_files(wildcards.dataset),
-        code=code("stbp", "data"),
-        params=declared("papers.stbp.data"),
+        stamp=stamp("papers.stbp.data"),
     output:
         stbp_plan.out_path("data/{dataset}.npz"),
     log:
@@ -38,8 +37,7 @@ rule stbp_data:
 rule stbp_train:
     input:
         data=stbp_plan.out_path("data/{dataset}.npz"),
-        code=code("stbp", "train"),
-        params=declared("papers.stbp.train"),
+        stamp=stamp("papers.stbp.train"),
     output:
         stbp_plan.out_path("runs/{dataset}/{stbp_method}_s{seed}.json"),
     wildcard_constraints:
@@ -60,8 +58,7 @@ rule stbp_evaluate:
     input:
         runs=stbp_plan.run_paths(STBP_PLAN),
         claims="workflow/papers/stbp/claims.yaml",
-        code=code("stbp", "evaluate"),
-        params=declared("papers.stbp.evaluate"),  # the plan: which runs exist
+        stamp=stamp("papers.stbp.evaluate"),  # the plan: which runs exist
     output:
         years=stbp_plan.out_path("years.csv"),
         table=stbp_plan.out_path("table.csv"),
@@ -83,8 +80,7 @@ rule stbp_plot:
     input:
         years=stbp_plan.out_path("years.csv"),
         table=stbp_plan.out_path("table.csv"),
-        code=code("stbp", "plot"),
-        params=declared("papers.stbp.plot"),
+        stamp=stamp("papers.stbp.plot"),
     output:
         STBP_FIGURES,
     log:

@@ -20,8 +20,7 @@ rule tp_spikformer:
 rule tp_spikformer_data:
     input:
         raw=tp_plan.raw_files(TP["data"]),
-        code=code("tp_spikformer", "data"),
-        params=declared("papers.tp_spikformer.data"),
+        stamp=stamp("papers.tp_spikformer.data"),
     output:
         tp_plan.out_path("data/images.npz"),
     log:
@@ -38,8 +37,7 @@ rule tp_spikformer_data:
 rule tp_spikformer_train_base:
     input:
         data=tp_plan.out_path("data/images.npz"),
-        code=code("tp_spikformer", "train_base"),
-        params=declared("papers.tp_spikformer.train_base"),
+        stamp=stamp("papers.tp_spikformer.train_base"),
     output:
         tp_plan.base_path("{seed}"),
     log:
@@ -57,8 +55,7 @@ rule tp_spikformer_prune:
     input:
         data=tp_plan.out_path("data/images.npz"),
         base=tp_plan.base_path("{seed}"),
-        code=code("tp_spikformer", "prune"),
-        params=declared("papers.tp_spikformer.prune"),
+        stamp=stamp("papers.tp_spikformer.prune"),
     output:
         tp_plan.sweep_path("{seed}"),
     log:
@@ -77,8 +74,7 @@ rule tp_spikformer_evaluate:
     input:
         sweeps=tp_plan.sweep_paths(TP["plan"]),
         claims="workflow/papers/tp_spikformer/claims.yaml",
-        code=code("tp_spikformer", "evaluate"),
-        params=declared("papers.tp_spikformer.evaluate"),  # the plan: which sweeps exist
+        stamp=stamp("papers.tp_spikformer.evaluate"),  # the plan: which sweeps exist
     output:
         table=tp_plan.out_path("sweeps.csv"),
         claims=tp_plan.out_path("claims.json"),
@@ -96,8 +92,7 @@ rule tp_spikformer_evaluate:
 rule tp_spikformer_plot:
     input:
         table=tp_plan.out_path("sweeps.csv"),
-        code=code("tp_spikformer", "plot"),
-        params=declared("papers.tp_spikformer.plot"),
+        stamp=stamp("papers.tp_spikformer.plot"),
     output:
         TP_FIGURES,
     log:

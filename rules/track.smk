@@ -13,7 +13,7 @@ TRACKED_AFTER = {paper: [f"results/{paper}/claims.json", *FIGURES[paper]] for pa
 rule track:
     input:
         after=lambda wildcards: TRACKED_AFTER[wildcards.paper],
-        code=code(None, "core.tracking"),
+        stamp=stamp("core.tracking"),
     output:
         "results/{paper}/tracking.json",
     log:

@@ -49,9 +49,9 @@ def test_heavy_imports_only_where_used(step):
     assert (torch == "True") == (step in TORCH_STEPS), f"{step}: torch imported={torch}"
 
 
-def test_rules_track_code_and_values_through_stamps(tmp_path):
-    """No rule has `params:` (Snakemake would import pandas to serialise them, a third of a no-op run): values and
-    code reach it as stamps, rewritten only when their content changes (so a re-parse re-runs nothing)."""
+def test_rules_track_code_and_values_through_one_stamp_per_job(tmp_path):
+    """No rule has `params:` (Snakemake would import pandas to serialise them, a third of a no-op run): a job's code
+    and values reach it as one stamp, rewritten only when its content changes (so a re-parse re-runs nothing)."""
     from workflow.core import stamps
 
     for path in RULE_FILES:
@@ -60,20 +60,28 @@ def test_rules_track_code_and_values_through_stamps(tmp_path):
     (tmp_path / "workflow/__init__.py").write_text("")
     (tmp_path / "workflow/step.py").write_text("from workflow import lib\n")
     (tmp_path / "workflow/lib.py").write_text("X = 1\n")
-    first = tmp_path / stamps.code("workflow.step", tmp_path)
-    assert sorted(json.loads(first.read_text())["files"]) == ["workflow/__init__.py", "workflow/lib.py", "workflow/step.py"]
+    tree = {"a": {"b": 1, "c": [1, 2]}, "d": {"e": 3}}
+
+    def stamp(**kw):
+        stamps.code.cache_clear()
+        return tmp_path / stamps.job(tree, "workflow.step", ["d", "a.c"], root=tmp_path, **kw)
+
+    first = stamp()
+    content = json.loads(first.read_text())
+    assert sorted(content["code"]) == ["workflow/__init__.py", "workflow/lib.py", "workflow/step.py"]
+    assert content["sections"] == ["d", "a.c"] and content["values"] == {"d": {"e": 3}, "a.c": [1, 2]}
+    assert stamps.section_names(str(first.relative_to(tmp_path)), tmp_path) == ["d", "a.c"]  # what the step is given
     mtime = first.stat().st_mtime_ns
-    stamps.code.cache_clear()
-    stamps.code("workflow.step", tmp_path)
-    assert first.stat().st_mtime_ns == mtime  # same content: not rewritten
+    assert stamp() == first and first.stat().st_mtime_ns == mtime  # same content: not rewritten
     (tmp_path / "workflow/lib.py").write_text("X = 2\n")
-    stamps.code.cache_clear()
-    stamps.code("workflow.step", tmp_path)
-    assert first.stat().st_mtime_ns != mtime  # an imported module changed: the stamp changed
-    tree = {"a": {"b": 1, "c": [1, 2]}}
-    stamp = stamps.params(tree, "a.c", tmp_path)
-    assert stamps.section_name(stamp) == "a.c"
-    assert json.loads((tmp_path / stamp).read_text())["value"] == [1, 2]
+    assert stamp() == first and first.stat().st_mtime_ns != mtime  # an imported module changed: the stamp changed
+    mtime = first.stat().st_mtime_ns
+    tree["a"]["b"] = 2
+    assert stamp() == first and first.stat().st_mtime_ns == mtime  # a value it does not read: not rewritten
+    tree["a"]["c"] = [3]
+    assert stamp() == first and first.stat().st_mtime_ns != mtime  # a value it reads: rewritten
+    keyed = stamp(key="co2", derived=["m1", "m2"])
+    assert keyed.name == "workflow.step@co2" and json.loads(keyed.read_text())["derived"] == ["m1", "m2"]
 
 
 def test_wildcard_constraints_are_scoped_to_rules():

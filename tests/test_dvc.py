@@ -24,11 +24,13 @@ def test_one_entry_per_rule_mirroring_its_jobs():
     assert "bin/python -m workflow.run papers.cosa.tta" in tta["do"]["cmd"] and "--profile default" in tta["do"]["cmd"]
     deps = tta["do"]["deps"]
     assert "results/cosa/base/${item.dataset}/${item.base}_H${item.H}_s${item.seed}.pt" in deps
-    # values and code as Snakemake sees them: stamps, which the first stage writes (params.yaml is read there)
-    assert {".cache/stamps/params/cosa.tta", ".cache/stamps/params/cosa.datasets.${item.dataset}.lookback"} <= set(deps)
+    # values and code as Snakemake sees them: one stamp per job (per data set here), which the first stage writes
+    # (params.yaml is read there)
+    assert ".cache/stamps/workflow.papers.cosa.tta@${item.dataset}" in deps
     assert "params" not in tta["do"] and stages["dag_shape"]["params"] == [{"params.yaml": None}]
-    code = json.loads((ROOT / ".cache/stamps/code/workflow.papers.cosa.tta").read_text())["files"]
-    assert ".cache/stamps/code/workflow.papers.cosa.tta" in deps and "workflow/lib/training.py" in code  # from imports
+    stamp = json.loads((ROOT / ".cache/stamps/workflow.papers.cosa.tta@co2").read_text())
+    assert "workflow/lib/training.py" in stamp["code"]  # from imports
+    assert stamp["sections"] == ["cosa.datasets.co2.lookback", "cosa.tta"]
     assert stages["cosa_evaluate"]["metrics"] == [{"results/cosa/claims.json": {"cache": False}}]
 
 

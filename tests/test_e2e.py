@@ -93,9 +93,9 @@ def dry_run_reasons(repo) -> list[tuple[str, str, str]]:
 
 
 def stamped_files(repo, text: str) -> set[str]:
-    """The source files the code stamps named in a dry run's input or reason line stand for."""
-    return {f for stamp in re.findall(r"\.cache/stamps/code/[\w.]+", text)
-            for f in json.loads((repo / stamp).read_text())["files"]}
+    """The source files the job stamps named in a dry run's input or reason line stand for."""
+    return {f for stamp in re.findall(r"\.cache/stamps/[\w.@]+", text)
+            for f in json.loads((repo / stamp).read_text())["code"]}
 
 
 def test_changing_a_module_reruns_exactly_the_jobs_that_import_it(smoke_repo):
@@ -110,7 +110,7 @@ def test_changing_a_module_reruns_exactly_the_jobs_that_import_it(smoke_repo):
     try:
         module.write_text(original + "\n# an edit\n")
         jobs = dry_run_reasons(smoke_repo)
-        # A job's code is one stamp (.cache/stamps/code/<step module>) listing its files: Snakemake names the
+        # A job's code is in its stamp (.cache/stamps/<step module>[@key]), listing its files: Snakemake names the
         # stamp of the edited code as the reason only when no upstream job re-runs too (cosa_tta's reason is its
         # re-trained base model), so: every job that imports it runs, and every other job runs only downstream
         importers = {rule for rule, inputs, _ in jobs if "workflow/lib/training.py" in stamped_files(smoke_repo, inputs)}

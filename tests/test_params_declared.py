@@ -1,6 +1,6 @@
 """A step reads only the params it declared: each step module names the sections it reads in READS (and PLAN_READS, the
-sections it reads only to find its share of the plan, workflow/core/declared.py); its rule takes its params input from
-there (`params=declared("<its step module>")`, rules/common.smk), and every key the step reads from its `p` (and every
+sections it reads only to find its share of the plan, workflow/core/declared.py); its rule stamps their values from
+there (`stamp=stamp("<its step module>")`, rules/common.smk), and every key the step reads from its `p` (and every
 function it hands `p` to) is a key of those sections, for every job of the DAG.
 
 A step gets its READS sections as one flat, read-only view `p` (workflow/core/step.py); reading a key outside them
@@ -22,22 +22,21 @@ import yaml
 from conftest import ROOT
 from workflow.core import declared
 from workflow.core import params as params_mod
-from workflow.core.stamps import section_name
 
 
 def dvc_jobs() -> list[tuple[str, tuple[str, ...]]]:
-    """(step module, the params sections its command passes) for every job of dvc.yaml, without repeats."""
+    """(step module, the params sections its job reads) for every job of dvc.yaml, without repeats: the READS of
+    the module its command runs, with the job's wildcards (what its stamp holds, rules/common.smk `stamp`)."""
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
     out = set()
     for stage in stages.values():
         cmd = stage["do"]["cmd"] if "foreach" in stage else stage["cmd"]
-        step, params = re.search(r"-m workflow\.run (\S+) ", cmd), re.search(r"--params ?(.*?) --rule ", cmd)
-        if not step or not params:  # not a step (the track jobs run the MLflow sync, which reads no params)
+        step, stamp = re.search(r"-m workflow\.run (\S+) ", cmd), re.search(r"--params \.cache/stamps/workflow\.(\S+?)[@ ]", cmd)
+        if not step or not stamp:  # not a step (the track jobs run the MLflow sync, which reads no params)
             continue
-        sections = params[1].split()
+        assert stamp[1] == step[1], f"{step[1]}'s command passes the stamp of {stamp[1]}"
         for item in (stage["foreach"].values() if "foreach" in stage else [{}]):
-            names = [re.sub(r"\$\{item\.(\w+)\}", lambda m: str(item[m[1]]), section_name(s)) for s in sections]
-            out.add((step[1], tuple(names)))
+            out.add((step[1], tuple(s.format(**item) for s in declared.declaration(step[1])["READS"])))
     return sorted(out)
 
 
@@ -210,14 +209,15 @@ def test_no_step_reads_the_whole_tree(step):
 
 
 def test_every_rule_takes_its_params_from_its_step():
-    """The step module is the one place that says what a job reads: no rule lists sections of its own."""
+    """The step module is the one place that says what a job reads: no rule lists sections of its own, and every rule
+    that runs a step stamps that step (its code and its READS)."""
     for path in sorted((ROOT / "rules").glob("*.smk")):
         text = path.read_text()
         if path.name != "common.smk":
-            assert "reads(" not in text, f"{path.name}: a rule lists params sections itself; use declared(<step module>)"
+            assert "reads(" not in text, f"{path.name}: a rule lists params sections itself; use stamp(<step module>)"
         for rule in re.split(r"\n(?=rule \w+:)", text)[1:]:
             step = re.search(r'step\(\s*"([\w.]+)"', rule)
-            params = re.search(r'params=declared\("([\w.]+)"\)', rule)
+            params = re.search(r'stamp=stamp\("([\w.]+)"', rule)
             if step:  # a rule that runs a step reads the params its step declares
                 assert params and params[1] == step[1], (path.name, rule.split(":")[0], params and params[1], step[1])
 

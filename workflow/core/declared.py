@@ -5,11 +5,11 @@ Each step module says, near its top, which sections it reads, as string literals
     READS = ("cosa.datasets.{dataset}.lookback", "cosa.tta")
 
 and, where the rule stamps a value the step derives from other sections instead of the sections themselves
-(rules/common.smk `derived`), those sections too::
+(rules/common.smk `stamp(..., derived=...)`), those sections too::
 
     PLAN_READS = ("scsd.plan", "scsd.datasets")  # read only to find this job's share of the plan
 
-The rule takes its params input from there (`params=declared("papers.cosa.tta")`, read from the source by
+The rule stamps their values from there (`stamp=stamp("papers.cosa.tta")`, read from the source by
 :func:`declaration`, without importing the step), so the step module is the one place that says what it reads.
 The step (workflow/core/step.py) checks that the sections it was given are its READS, and gets them as
 :class:`Params`: a dict that holds exactly their values, whose fields and types come from the paper's schema, and
@@ -69,7 +69,7 @@ def check_given(module: str, reads: tuple[str, ...], given: list[str]) -> None:
     if len(reads) != len(given) or not all(matches(r, g) for r, g in zip(reads, given)):
         raise ParamsError(f"{module} was given the params sections {given}, but declares READS = {reads} in "
                           f"{source_file(module.removeprefix('workflow.')).relative_to(ROOT)}: its rule must take "
-                          f'`params=declared("{module.removeprefix("workflow.")}")` (rules/common.smk)')
+                          f'`stamp=stamp("{module.removeprefix("workflow.")}")` (rules/common.smk)')
 
 
 # ---- the typed view --------------------------------------------------------------------------------------------

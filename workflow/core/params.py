@@ -8,7 +8,7 @@ There is one way parameters reach a step, shared by every entry point:
   ``workflow/schemas/`` (top level + one file per paper); a duplicate key, a YAML syntax error, an empty file or
   ``2.0`` where an integer is required stop the run with a one-line message naming the file (or profile).
 * A step module declares the sections it reads (``READS``, workflow/core/declared.py); its rule takes them as
-  input (``params=declared("papers.cosa.tta")``, stamps of their values, workflow/core/stamps.py): Snakemake and
+  input (``stamp=stamp("papers.cosa.tta")``: its job's stamp holds their values, workflow/core/stamps.py): Snakemake and
   the generated ``dvc.yaml`` both re-run exactly the jobs whose sections changed.
 * The step resolves the same sections itself from ``--profile`` and ``--params``, so ``snakemake``,
   ``dvc repro`` and ``dvc exp run -S key=value`` (which edits params.yaml) all feed it identical values.

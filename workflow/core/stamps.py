@@ -1,14 +1,18 @@
-"""Stamps: one small file standing for something a job depends on that is not one file of its own.
+"""Stamps: one small file per job standing for everything the job depends on that is not a file of its own.
 
 A job depends on a dozen source files (its step's imports) and on a few params.yaml sections. Listed as they
 are, the sources cost Snakemake a dozen input files per job and the values a `params:` entry per rule (Snakemake
 then imports pandas to serialise them): at 10,000 jobs that was most of the time spent building the DAG, and a
-third of a no-op `snakemake`. So each is written, when the DAG is built, to a stamp under .cache/stamps/:
+third of a no-op `snakemake`. Even one stamp for the code and one per section cost Snakemake 0.3 ms per job and
+input file (bench/dag_scale.py). So all of it goes, when the DAG is built, into one stamp per job under
+.cache/stamps/, named after the step module (and, where the job's values differ from its rule's other jobs', a
+key of the wildcards they depend on):
 
-    code/<step module>          {"files": {path: sha1}}        the module and everything it imports (imports.py)
-    params/<section>            {"sections": [..], "value": ..} one params.yaml section as the profile resolves it
-    derived/<name>/<key>        {"sections": [..], "value": ..} a per-job value computed from sections (e.g. the
-                                                                methods the plan runs in one cell)
+    <step module>[@<key>]   {"code": {path: sha1},       the module and everything it imports (imports.py)
+                             "sections": [..],           the params.yaml sections it reads (its READS), in order,
+                             "values": {section: ..},    as the profile resolves them
+                             "derived": ..}              a value the rule computes for the job from other
+                                                         sections (its PLAN_READS), where it has one
 
 A stamp is rewritten only when its content changes, and Snakemake compares inputs under 1 MB by checksum, so a
 stamp re-runs exactly the jobs whose code or values changed, like the files and values it stands for. dvc.yaml
@@ -26,6 +30,7 @@ from .io import write_text
 from .params import ROOT, section
 
 STAMPS = ".cache/stamps"
+_UNSET = object()
 
 
 def write(relative: str, content: dict, root: Path = ROOT) -> str:
@@ -42,23 +47,23 @@ def write(relative: str, content: dict, root: Path = ROOT) -> str:
 
 
 @lru_cache(maxsize=None)
-def code(module: str, root: Path = ROOT) -> str:
-    """The stamp of a step module's code: every project file importing it runs, with its content hash."""
-    files = {f: hashlib.sha1((root / f).read_bytes()).hexdigest() for f in code_files(module, root)}
-    return write(f"{STAMPS}/code/{module}", {"files": files}, root)
+def code(module: str, root: Path = ROOT) -> dict[str, str]:
+    """A module's code: every project file importing it runs, with its content hash."""
+    return {f: hashlib.sha1((root / f).read_bytes()).hexdigest() for f in code_files(module, root)}
 
 
-def params(tree: dict, name: str, root: Path = ROOT) -> str:
-    """The stamp of one params section (a ParamsError names a section that does not exist)."""
-    return write(f"{STAMPS}/params/{name}", {"sections": [name], "value": section(tree, name)}, root)
+def job(tree: dict, module: str, sections: list[str], key: str = "", derived=_UNSET, root: Path = ROOT) -> str:
+    """The stamp of a job of `module` (workflow.papers.cosa.tta) that reads these params sections (a ParamsError
+    names one that does not exist); key: what tells this job's stamp from its rule's others ('' if none does)."""
+    content = {"code": code(module, root), "sections": list(sections),
+               "values": {name: section(tree, name) for name in sections}}
+    if derived is not _UNSET:
+        content["derived"] = derived
+    return write(f"{STAMPS}/{module}" + (f"@{key}" if key else ""), content, root)
 
 
-def derived(name: str, key: str, value, sections: list[str], root: Path = ROOT) -> str:
-    """The stamp of one job's value computed from params sections (key: the job's wildcard values)."""
-    return write(f"{STAMPS}/derived/{name}/{key}", {"sections": sections, "value": value}, root)
-
-
-def section_name(path: str) -> str:
-    """What a step gets as --params: a params stamp's path or a section's name -> the section's name."""
-    return path.rsplit("/", 1)[-1]
-
+def section_names(argument: str, root: Path = ROOT) -> list[str]:
+    """What a step gets as --params: a section's name, or a job stamp's path -> the sections it reads."""
+    if argument.startswith(STAMPS + "/"):
+        return json.loads((root / argument).read_text())["sections"]
+    return [argument]

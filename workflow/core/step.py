@@ -1,7 +1,7 @@
 """The shared shell of every step program: arguments, parameters, threads, seeds, run record, tracking.
 
 A step module is a few pure functions plus a thin ``main``, and says near its top which params.yaml sections it
-reads (workflow/core/declared.py; its rule takes its params input from there: ``params=declared("papers.cosa.tta")``)::
+reads (workflow/core/declared.py; its rule stamps their values from there: ``stamp=stamp("papers.cosa.tta")``)::
 
     READS = ("cosa.datasets.{dataset}.lookback", "cosa.tta")   # the rule's wildcards
 
@@ -126,7 +126,7 @@ class Step:
         common = self.parser.add_argument_group("common to every step")
         common.add_argument("--profile", default="default", help="parameter profile (profiles/<name>)")
         common.add_argument("--params", nargs="*", default=[], metavar="SECTION",
-                            help="the params.yaml sections this step reads (names, or their stamps' paths)")
+                            help="the params.yaml sections this step reads (names, or its job stamp's path)")
         common.add_argument("--rule", default=f"{paper}_{name}", help="the Snakemake rule (MLflow tag)")
         common.add_argument("--wildcards", default="", help="the job's wildcards (MLflow tag)")
         common.add_argument("--record", type=Path, help="where to write the run record (the rule's log.run)")
@@ -142,7 +142,7 @@ class Step:
         one_thread()
         self.args = self.parser.parse_args(argv)
         tree = params_mod.load(self.args.profile)
-        names = [stamps.section_name(s) for arg in self.args.params for s in arg.split(",") if s]
+        names = [n for arg in self.args.params for s in arg.split(",") if s for n in stamps.section_names(s)]
         if self.reads is None:
             raise params_mod.ParamsError(f"{self.module} declares no READS: add `READS = (...)` near its top, the "
                                          "params.yaml sections it reads (workflow/core/declared.py)")

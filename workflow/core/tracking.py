@@ -38,6 +38,7 @@ from .records import read_record, why_unreadable
 from .store import (EXPERIMENT_KIND, MODEL_TRAINING, client, experiment_id, mark_unreachable, run_tags,
                     tracking_uri, wildcard_values)
 
+READS = ()  # no params.yaml section: its rule stamps its code alone (rules/common.smk stamp)
 RESULTS = ROOT / "results"
 TRACKED = "mlflow_tracked_in"  # record key: the store sync logged the record to (a live run's id alone is not that)
 FIX = "make track-sync"

@@ -137,6 +137,11 @@ class TinyLM(nn.Module):
         return logits
 
 
+def teacher_forced_logits(model: TinyLM, prompt: torch.Tensor, response: torch.Tensor) -> torch.Tensor:
+    """The logits of each response token given the prompt and the true tokens before it (B x G x vocab)."""
+    return model(torch.cat([prompt, response[:, :-1]], dim=1))[:, prompt.shape[1] - 1:]
+
+
 def next_token_loss(model: TinyLM, prompt: torch.Tensor, response: torch.Tensor, eos: int | None = None) -> torch.Tensor:
     """The autoregressive objective on the response only: mean -log p(y_t | prompt, y_<t) over its G tokens (its
     <eos> padding included, so the model learns to stop). With `eos`, only the tokens up to each row's first <eos>
@@ -149,8 +154,7 @@ def next_token_loss(model: TinyLM, prompt: torch.Tensor, response: torch.Tensor,
         if model.config.causal:
             keep = int(scored.sum(1).max())
             response, scored = response[:, :keep], scored[:, :keep]
-    P = prompt.shape[1]
-    logits = model(torch.cat([prompt, response[:, :-1]], dim=1))[:, P - 1:]
+    logits = teacher_forced_logits(model, prompt, response)
     losses = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), response.reshape(-1), reduction="none")
     if scored is None:
         return losses.mean()

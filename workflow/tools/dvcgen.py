@@ -182,7 +182,7 @@ def generate(profile: str = "default", root: Path = ROOT) -> str:
     for job in jobs:
         by_rule.setdefault(job["rule"], []).append(job)
     entries = {"dag_shape": shape_check(profile, shape(jobs))}
-    for rule, js in by_rule.items():  # every job reads its code stamp: DVC runs dag_shape, which writes it, first
+    for rule, js in by_rule.items():  # every job reads its stamp: DVC runs dag_shape, which writes it, first
         entries[rule] = rule_entry(js, [stage(j) for j in js])
     return HEADER + yaml.safe_dump({"stages": entries}, sort_keys=False, width=10_000)
 

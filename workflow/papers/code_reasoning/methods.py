@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from workflow.lib.tinylm import Config, Schedule, TinyLM, fit, greedy, next_token_loss
+from workflow.lib.tinylm import Config, Schedule, TinyLM, fit, greedy, next_token_loss, teacher_forced_logits
 from workflow.lib.tokenizer import CharVocab
 
 from . import world as W
@@ -60,8 +60,9 @@ DRILL_PROMPT = "Sums mod 10:"
 
 def table_drill(rng: np.random.Generator, n: int, facts: int = 10) -> list[tuple[str, str]]:
     """n rows of the table of single-digit sums and differences mod 10 ("Sums mod 10:" -> "7+9=6 3-4=9 ..."), the
-    operations of every worked step: the arithmetic a pretrained base brings to its finetuning. Without it one seed
-    in three stayed on the plateau where the worked steps have their form but not their results (PAPER.md)."""
+    operations of every worked step: the arithmetic a pretrained base brings to its finetuning. A base that has not
+    learnt it stays on the plateau where the worked steps have their form but not their results (PAPER.md), so
+    `pretrain` drills it first."""
     def fact() -> str:
         a, k, plus = int(rng.integers(10)), int(rng.integers(1, 10)), bool(rng.integers(2))
         return f"{a}{'+' if plus else '-'}{k}={(a + k if plus else a - k) % 10}"
@@ -95,7 +96,7 @@ def results_right(model: TinyLM, vocab: CharVocab, rows: list[tuple[str, str]]) 
     prompt, response = encode(vocab, rows)
     was_training = model.training
     model.eval()
-    predicted = model(torch.cat([prompt, response[:, :-1]], 1))[:, prompt.shape[1] - 1:].argmax(-1)
+    predicted = teacher_forced_logits(model, prompt, response).argmax(-1)
     model.train(was_training)
     at = [(i, j) for i, (_, r) in enumerate(rows) for j in range(1, len(r)) if r[j - 1] == "="]
     return sum(bool(predicted[i, j] == response[i, j]) for i, j in at) / len(at)
