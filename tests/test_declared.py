@@ -70,7 +70,7 @@ def test_a_value_of_the_wrong_type_stops_the_step():
 
 
 def test_a_job_given_other_sections_than_its_reads_stops():
-    with pytest.raises(ParamsError, match=r"declares READS.*params=declared\(\"papers.cosa.tta\"\)"):
+    with pytest.raises(ParamsError, match=r"declares READS.*stamp=stamp\(\"papers.cosa.tta\"\)"):
         declared.check_given("workflow.papers.cosa.tta", ("cosa.datasets.{dataset}.lookback", "cosa.tta"), ["cosa.tta"])
     with pytest.raises(ParamsError, match="declares READS"):
         started(("cosa.tta",), ["cosa.base"])
