@@ -3,7 +3,7 @@
 A job depends on a dozen source files (its step's imports) and on a few params.yaml sections. Listed as they
 are, the sources cost Snakemake a dozen input files per job and the values a `params:` entry per rule (Snakemake
 then imports pandas to serialise them): at 10,000 jobs that was most of the time spent building the DAG, and a
-third of a no-op `snakemake`. Even one stamp for the code and one per section cost Snakemake 0.3 ms per job and
+third of a no-op `snakemake`. Even one stamp for the code and one per section cost Snakemake about 0.1 ms per job and
 input file (bench/dag_scale.py). So all of it goes, when the DAG is built, into one stamp per job under
 .cache/stamps/, named after the step module (and, where the job's values differ from its rule's other jobs', a
 key of the wildcards they depend on):
